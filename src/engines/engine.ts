@@ -1,0 +1,54 @@
+import type { DecisionRequest } from '../domain/questions.ts';
+
+/** Token limits a model enforces, as /v1/models reports them. */
+export interface EngineLimits {
+  /** Max tokens of the state plus all questions of one request. */
+  contextTokens: number;
+  /** Max tokens of the state plus the longest question. */
+  inputTokens: number;
+}
+
+/** What the engine's tokenizer counts for one request. */
+export interface TokenCounts {
+  state: number;
+  /** One entry per question, in request order (instructions plus options as the engine reads them). */
+  questions: number[];
+}
+
+export interface EngineAnswer {
+  /**
+   * One probability vector per question, in request order, over that question's options in
+   * their order (noul: [P(false), P(true)]). Each sums to 1, unrounded.
+   */
+  probabilities: number[][];
+  /** Tokens the engine read: the state once plus each question. */
+  inputTokens: number;
+  /** Option tokens scored (0 when the engine scores no option tokens). */
+  outputTokens: number;
+}
+
+/** Static facts about the model an engine serves, for /v1/models and the console. */
+export interface ModelInfo {
+  /** The exact versioned id, e.g. brier-lite-3.0.0. */
+  id: string;
+  description: string;
+  /** YYYY-MM-DD */
+  releaseDate: string;
+}
+
+/**
+ * A decision engine answers every question of a request with a probability distribution,
+ * without generating text. Implementations live in engines/<name>/ and are built by factories.
+ */
+export interface DecisionEngine {
+  readonly info: ModelInfo;
+  readonly limits: EngineLimits;
+  /** Loads weights; resolves when the engine can answer. Idempotent. */
+  load(): Promise<void>;
+  /** True once load() has resolved and the engine has not been closed. */
+  ready(): boolean;
+  countTokens(request: DecisionRequest): Promise<TokenCounts>;
+  /** Answers; rejects with signal.reason once the signal aborts. */
+  answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer>;
+  close(): Promise<void>;
+}
