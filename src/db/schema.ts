@@ -1,0 +1,53 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Epoch milliseconds. bigint columns come back as strings from pg, so reads go through toMs(). */
+type Ms = ColumnType<number, number, number>;
+
+/** Accounts. Column names follow better-auth's `user` model so that it can own this table. */
+export interface UserTable {
+  id: string;
+  name: string;
+  email: string;
+  emailVerified: ColumnType<boolean | number, boolean, boolean>;
+  image: string | null;
+  createdAt: ColumnType<Date | string, Date | string, Date | string>;
+  updatedAt: ColumnType<Date | string, Date | string, Date | string>;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  user_id: string;
+  name: string;
+  /** The first characters of the key, shown in listings. */
+  prefix: string;
+  /** SHA-256 of the whole key, base64url. The key itself is never stored. */
+  hash: string;
+  created_at: Ms;
+  last_used_at: ColumnType<number | null, number | null, number | null>;
+  revoked_at: ColumnType<number | null, number | null, number | null>;
+}
+
+export interface UsageEventTable {
+  id: Generated<number>;
+  key_id: string;
+  user_id: string;
+  ts: Ms;
+  route: string;
+  model: string;
+  status: number;
+  questions: number;
+  input_tokens: number;
+  output_tokens: number;
+  latency_ms: number;
+}
+
+export interface Database {
+  user: UserTable;
+  api_key: ApiKeyTable;
+  usage_event: UsageEventTable;
+}
+
+/** bigint columns arrive as strings from pg and numbers from SQLite. */
+export function toMs(value: number | string | null): number | null {
+  return value === null ? null : Number(value);
+}

@@ -1,0 +1,12 @@
+import type { KeyOwner } from '../domain/keys.ts';
+
+/** Per-request values set by middleware. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    /** Set by the API-key middleware on /v1 routes. */
+    owner: KeyOwner;
+    /** Set by handlers that consumed model capacity, for the usage meter. */
+    metered: { model: string; questions: number; inputTokens: number; outputTokens: number };
+  };
+}

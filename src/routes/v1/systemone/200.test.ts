@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+
+describe('POST /v1/systemone 200', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await makeTestApp();
+  });
+  after(() => t.close());
+
+  const questions = {
+    refund: { type: 'noul', instructions: 'Does the customer ask for money back?', criteria: { true: 'asks for a refund', false: null } },
+    team: { type: 'choice', instructions: 'Which team?', criteria: { billing: 'charges and refunds', tech: null, other: { note: 'anything else' } } },
+    urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', { level: 'high' }] },
+  };
+
+  test('answers every question type with the wire shapes, ids verbatim', async () => {
+    const res = await t.req('/v1/systemone', { body: { state: 'I was charged twice. Please refund.', questions } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('x-typesafe-request-id') ?? '', /^req_[0-9a-f]{32}$/);
+    assert.equal(res.headers.get('x-request-id'), res.headers.get('x-typesafe-request-id'));
+    const body = await res.json();
+    assert.equal(body.model, 'brier-fake-3.0.0');
+    assert.deepEqual(Object.keys(body.answers).sort(), ['refund', 'team', 'urgency']);
+    const { refund, team, urgency } = body.answers;
+    assert.equal(refund.type, 'noul');
+    assert.ok(refund.noul >= 0 && refund.noul <= 1);
+    assert.deepEqual(Object.keys(refund), ['type', 'noul']);
+    assert.equal(team.type, 'choice');
+    assert.deepEqual(Object.keys(team.probabilities), ['billing', 'tech', 'other']);
+    const best = Object.entries(team.probabilities as Record<string, number>).sort((a, b) => b[1] - a[1])[0]?.[0];
+    assert.equal(team.choice, best);
+    assert.equal(urgency.type, 'score');
+    assert.deepEqual(urgency.legend, { '0': 'low', '1': 'medium', '2': { level: 'high' } });
+    assert.deepEqual(Object.keys(urgency.probabilities), ['0', '1', '2']);
+    for (const p of [team.probabilities, urgency.probabilities]) {
+      const sum = Object.values(p as Record<string, number>).reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - 1) <= 0.015, `sum ${sum}`);
+      for (const x of Object.values(p as Record<string, number>)) assert.equal(Math.round(x * 100) / 100, x);
+    }
+    const expected = Object.entries(urgency.probabilities as Record<string, number>).reduce((a, [i, p]) => a + Number(i) * p, 0);
+    assert.ok(Math.abs(urgency.score - expected) <= 0.02);
+    assert.ok(body.usage.input_tokens > 0);
+    assert.equal(body.usage.output_tokens, 2 + 3 + 3);
+  });
+
+  test('same request, same answers', async () => {
+    const a = await (await t.req('/v1/systemone', { body: { state: 'same', questions } })).json();
+    const b = await (await t.req('/v1/systemone', { body: { state: 'same', questions } })).json();
+    assert.deepEqual(a.answers, b.answers);
+  });
+
+  test('object and array states are read as compact JSON; the AI SDK parts form is unwrapped', async () => {
+    const obj = { ticket: { text: 'charged twice' }, tags: ['billing'] };
+    const asObject = await (await t.req('/v1/systemone', { body: { state: obj, questions } })).json();
+    const asText = await (await t.req('/v1/systemone', { body: { state: JSON.stringify(obj), questions } })).json();
+    assert.deepEqual(asObject.answers, asText.answers);
+    const parts = await (await t.req('/v1/systemone', { body: { state: [{ type: 'json', value: obj }], questions } })).json();
+    assert.deepEqual(parts.answers, asObject.answers);
+    const textPart = await (await t.req('/v1/systemone', { body: { state: [{ type: 'text', text: 'hello there' }], questions } })).json();
+    const plain = await (await t.req('/v1/systemone', { body: { state: 'hello there', questions } })).json();
+    assert.deepEqual(textPart.answers, plain.answers);
+    const array = await t.req('/v1/systemone', { body: { state: [1, 'two', { three: 3 }], questions } });
+    assert.equal(array.status, 200);
+  });
+
+  test('model aliases and the exact id resolve to the served model; unknown fields are ignored', async () => {
+    for (const model of ['brier-latest', 'jev-latest', 'jev-preview', 'brier-fake-3.0.0', undefined]) {
+      const res = await t.req('/v1/systemone', { body: { model, state: 's', questions, extra: { anything: true } } });
+      assert.equal(res.status, 200, String(model));
+      assert.equal((await res.json()).model, 'brier-fake-3.0.0');
+    }
+  });
+
+  test('255 choice options and 10 score levels are accepted', async () => {
+    const criteria = Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`opt${i}`, null]));
+    const levels = Array.from({ length: 10 }, (_, i) => `level ${i}`);
+    const res = await t.req('/v1/systemone', {
+      body: { state: 's', questions: { c: { type: 'choice', criteria }, s: { type: 'score', criteria: levels } } },
+    });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(Object.keys(body.answers.c.probabilities).length, 255);
+    assert.equal(Object.keys(body.answers.s.probabilities).length, 10);
+  });
+
+  test('usage is metered per request, off the hot path', async () => {
+    await t.req('/v1/systemone', { body: { state: 'metered', questions } });
+    await t.usage.flush();
+    const rows = await t.db.kysely.selectFrom('usage_event').selectAll().where('key_id', '=', t.keyId).execute();
+    assert.ok(rows.length >= 1);
+    const last = rows.at(-1);
+    assert.equal(last?.status, 200);
+    assert.equal(last?.questions, 3);
+    assert.ok(Number(last?.input_tokens) > 0);
+    const key = await t.db.kysely.selectFrom('api_key').select('last_used_at').where('id', '=', t.keyId).executeTakeFirst();
+    assert.ok(Number(key?.last_used_at) > 0);
+  });
+});

@@ -1,0 +1,110 @@
+import { z } from '@hono/zod-openapi';
+
+/** Limits of the protocol itself (token limits come from the model). */
+export const MAX_CHOICE_OPTIONS = 255;
+export const MIN_CHOICE_OPTIONS = 2;
+export const MAX_SCORE_LEVELS = 10;
+export const MIN_SCORE_LEVELS = 2;
+export const MAX_QUESTIONS = 256;
+
+const JsonText = z
+  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
+    error: 'must be a string, a JSON object or a JSON array',
+  })
+  .openapi({ description: 'Text, or structured JSON shown to the model as compact JSON.' });
+
+const Description = z
+  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()], {
+    error: 'must be a string, a JSON object, a JSON array or null',
+  })
+  .openapi({ description: 'Text, structured JSON, or null for none.' });
+
+export const NoulQuestion = z
+  .object({
+    type: z.literal('noul'),
+    instructions: Description.optional(),
+    criteria: z
+      .object({ true: Description.optional(), false: Description.optional() })
+      .nullish()
+      .openapi({ description: 'Optional descriptions of what yes (true) and no (false) mean.' }),
+  })
+  .openapi('NoulQuestion', { description: 'A yes/no question; the answer is P(yes).' });
+
+export const ChoiceQuestion = z
+  .object({
+    type: z.literal('choice'),
+    instructions: Description.optional(),
+    criteria: z
+      .record(z.string().min(1, 'labels must not be empty'), Description)
+      .refine((c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS, {
+        error: (iss) =>
+          `choice needs ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels, got ${Object.keys((iss.input ?? {}) as object).length}`,
+        params: { semantic: true },
+      })
+      .openapi({ description: `Labels mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.` }),
+  })
+  .openapi('ChoiceQuestion', { description: 'Pick one of named options.' });
+
+export const ScoreQuestion = z
+  .object({
+    type: z.literal('score'),
+    instructions: Description.optional(),
+    criteria: z
+      .array(
+        z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
+          error: 'a score level must be a string, a JSON object or a JSON array (not null)',
+        }),
+      )
+      .min(MIN_SCORE_LEVELS, `score needs ${MIN_SCORE_LEVELS} to ${MAX_SCORE_LEVELS} levels`)
+      .max(MAX_SCORE_LEVELS, `score needs ${MIN_SCORE_LEVELS} to ${MAX_SCORE_LEVELS} levels`)
+      .openapi({ description: `Ordered levels, lowest first; ${MIN_SCORE_LEVELS} to ${MAX_SCORE_LEVELS}.` }),
+  })
+  .openapi('ScoreQuestion', { description: 'An ordered scale; the answer is the expected level.' });
+
+export const Question = z.discriminatedUnion('type', [NoulQuestion, ChoiceQuestion, ScoreQuestion]);
+
+export const SystemOneRequest = z
+  .object({
+    model: z.string().optional().openapi({ description: 'brier-latest (default), jev-latest, jev-preview, or the exact model id.' }),
+    state: JsonText,
+    questions: z
+      .record(z.string(), Question)
+      .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
+      .refine((q) => Object.keys(q).length <= MAX_QUESTIONS, {
+        error: (iss) => `at most ${MAX_QUESTIONS} questions per request, got ${Object.keys((iss.input ?? {}) as object).length}`,
+        params: { semantic: true },
+      })
+      .openapi({ description: 'Question ids (returned verbatim, never shown to the model) mapped to questions.' }),
+  })
+  .openapi('SystemOneRequest');
+
+export type SystemOneRequest = z.infer<typeof SystemOneRequest>;
+
+const Probabilities = z.record(z.string(), z.number()).openapi({ description: 'Per option, rounded to 2 decimals.' });
+
+export const Answer = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('noul'), noul: z.number().openapi({ description: 'P(yes), rounded to 2 decimals.' }) }),
+    z.object({
+      type: z.literal('choice'),
+      choice: z.string(),
+      confidence: z.number().openapi({ description: 'clip((k·pmax − 1)/(k − 1), 0, 1), rounded to 2 decimals.' }),
+      probabilities: Probabilities,
+    }),
+    z.object({
+      type: z.literal('score'),
+      score: z.number().openapi({ description: 'Expected level Σ i·p_i, rounded to 2 decimals.' }),
+      confidence: z.number(),
+      legend: z.record(z.string(), z.unknown()),
+      probabilities: Probabilities,
+    }),
+  ])
+  .openapi('Answer');
+
+export const SystemOneResponse = z
+  .object({
+    model: z.string().openapi({ description: 'The versioned id of the model that answered.' }),
+    answers: z.record(z.string(), Answer),
+    usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+  })
+  .openapi('SystemOneResponse');

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { migrate } from '../src/db/migrate.ts';
+import { type Db, openDb } from '../src/db/open.ts';
+import type { DecisionEngine } from '../src/engines/engine.ts';
+import { createFakeEngine } from '../src/engines/fake/fake-engine.ts';
+import { createLogger } from '../src/observability/logger.ts';
+import { createServices, type ServiceOptions } from '../src/services.ts';
+
+export type DbKind = 'sqlite' | 'postgres';
+
+/** The databases a suite should run on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export function databases(): DbKind[] {
+  return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+let warned = false;
+/** Says once per process that the PostgreSQL runs were skipped. */
+export function notePostgresSkip(): void {
+  if (!process.env.TEST_DATABASE_URL && !warned) {
+    warned = true;
+    console.log('# skipped: PostgreSQL runs (set TEST_DATABASE_URL=postgres://... to include them)');
+  }
+}
+
+/** A fresh database: a temp SQLite file, or a fresh schema in the test PostgreSQL. */
+export async function freshDb(kind: DbKind): Promise<Db & { drop(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-test-'));
+    const db = await openDb(`file:${path.join(dir, 'test.db')}`);
+    await migrate(db);
+    return { ...db, drop: async () => { await db.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const db = await openDb(url, { schema });
+  await migrate(db);
+  return {
+    ...db,
+    drop: async () => {
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely);
+      await db.close();
+    },
+  };
+}
+
+export interface TestAppOptions extends Partial<ServiceOptions> {
+  db?: DbKind;
+  engine?: DecisionEngine;
+}
+
+/** The real service graph on a fresh database with a deterministic engine; requests go through app.request(). */
+export async function makeTestApp(options: TestAppOptions = {}) {
+  const db = await freshDb(options.db ?? 'sqlite');
+  const engine = options.engine ?? createFakeEngine();
+  await engine.load();
+  const logger = createLogger('silent');
+  const services = createServices(db, engine, logger, {
+    queueLimit: 16,
+    requestTimeoutMs: 10_000,
+    usageFlushMs: 50,
+    keyCacheTtlMs: 1000,
+    maxKeysPerAccount: 3,
+    maxBodyBytes: 1_048_576,
+    siteOrigin: undefined,
+    ...options,
+  });
+  const account = await services.accounts.ensure(`user-${randomBytes(4).toString('hex')}@example.com`);
+  const created = await services.keys.create(account.id, 'test');
+
+  /** app.request with the test key unless headers say otherwise; JSON bodies are serialised. */
+  async function req(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { authorization: `Bearer ${created.key}`, ...init.headers };
+    let body: string | undefined;
+    if (init.body !== undefined) {
+      body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    return services.app.request(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body });
+  }
+
+  async function close(): Promise<void> {
+    await services.close();
+    await engine.close();
+    await db.drop();
+  }
+  return { ...services, db, engine, account, key: created.key, keyId: created.id, req, close };
+}
+
+export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
