@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createTypeSafeAi } from '@ai-sdk/typesafe-ai';
+import { experimental_decide as decide } from 'ai';
+import { type RunningServer, startServer, waitHealthy } from '../server.ts';
+
+describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
+  let server: RunningServer;
+  let provider: ReturnType<typeof createTypeSafeAi>;
+  before(async () => {
+    server = await startServer({ BRIER_MODEL: 'fake' });
+    await waitHealthy(server.url);
+    provider = createTypeSafeAi({ apiKey: await server.createKey('ai-sdk@example.com'), baseURL: `${server.url}/v1` });
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  const questions = {
+    department: { type: 'choice', instructions: 'Which team should handle this?', criteria: { billing: 'Charges and refunds', support: 'Other requests' } },
+    requestsRefund: { type: 'boolean', instructions: 'Is the customer requesting money back?' },
+    urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', 'high'] },
+  } as const;
+
+  test('text, object and parts states all answer', async () => {
+    for (const state of [
+      'I was charged twice. Please refund the duplicate.',
+      { ticket: 'I was charged twice.' },
+      [{ type: 'text' as const, text: 'I was charged twice.' }, { type: 'json' as const, value: { plan: 'pro' } }],
+    ]) {
+      const result = await decide({ model: provider.evaluationModel('jev-latest'), state, questions, maxRetries: 0 });
+      assert.ok(['billing', 'support'].includes(result.answers.department.choice));
+      assert.equal(typeof result.answers.requestsRefund.probability, 'number');
+      assert.equal(typeof result.answers.urgency.score, 'number');
+    }
+  });
+
+  test('a bad key surfaces as an APICallError with the server message', async () => {
+    const bad = createTypeSafeAi({ apiKey: 'brier_sk_wrong', baseURL: `${server.url}/v1` });
+    await assert.rejects(decide({ model: bad.evaluationModel('jev-latest'), state: 's', questions, maxRetries: 0 }), (e: unknown) => {
+      assert.match(String((e as Error).message), /invalid or revoked API key/);
+      return true;
+    });
+  });
+});
