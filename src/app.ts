@@ -44,7 +44,16 @@ export function buildApp(deps: AppDeps) {
   const v1 = ['/v1/*'];
   if (deps.siteOrigin) {
     for (const path of v1) {
-      app.use(path, cors({ origin: deps.siteOrigin, allowHeaders: ['authorization', 'content-type'], exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'], credentials: false, maxAge: 600 }));
+      app.use(
+        path,
+        cors({
+          origin: deps.siteOrigin,
+          allowHeaders: ['authorization', 'content-type'],
+          exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
+          credentials: false,
+          maxAge: 600,
+        }),
+      );
     }
   }
   app.use('/v1/*', apiKeyAuth(deps.keys));
@@ -63,7 +72,11 @@ export function buildApp(deps: AppDeps) {
   registerModels(app, deps.engine);
   registerSystemOne(app, deps.decisions);
 
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An API key: brier_sk_...' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key: brier_sk_...',
+  });
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'Brier API', version: '1.0.0', description: 'Decision probabilities over the System One protocol.' },
@@ -75,7 +88,10 @@ export function buildApp(deps: AppDeps) {
   app.onError((error, c) => {
     if (error instanceof HTTPException) {
       const code = error.status === 400 ? 'INVALID_JSON' : error.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
-      return errorResponse(c, fail(code, code === 'INVALID_JSON' ? `body is not valid JSON: ${error.message}` : error.message));
+      return errorResponse(
+        c,
+        fail(code, code === 'INVALID_JSON' ? `body is not valid JSON: ${error.message}` : error.message),
+      );
     }
     const response = errorResponse(c, error);
     if (response.status >= 500 && response.status !== 503) {

@@ -41,7 +41,11 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }, config.requestTimeoutMs + 5000);
   force.unref();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Keep-alive sockets would hold close() open: close each as soon as its last request is answered.
+  const reaper = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
+  await closed;
+  clearInterval(reaper);
   await services.close();
   await loading.catch(() => undefined);
   await engine.close();

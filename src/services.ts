@@ -23,7 +23,10 @@ export interface ServiceOptions {
  * Shared by main.ts and the test harness so that tests run the same graph as production.
  */
 export function createServices(db: Db, engine: DecisionEngine, logger: Logger, options: ServiceOptions) {
-  const keys = createKeyService(db, { maxKeysPerAccount: options.maxKeysPerAccount, cacheTtlMs: options.keyCacheTtlMs });
+  const keys = createKeyService(db, {
+    maxKeysPerAccount: options.maxKeysPerAccount,
+    cacheTtlMs: options.keyCacheTtlMs,
+  });
   const accounts = createAccountService(db);
   const usage = createUsageRecorder(db, {
     flushMs: options.usageFlushMs,
@@ -31,7 +34,16 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   });
   const scheduler = createScheduler({ limit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
   const decisions = createDecisionService(engine, scheduler);
-  const app = buildApp({ db, engine, keys, usage, decisions, logger, maxBodyBytes: options.maxBodyBytes, siteOrigin: options.siteOrigin });
+  const app = buildApp({
+    db,
+    engine,
+    keys,
+    usage,
+    decisions,
+    logger,
+    maxBodyBytes: options.maxBodyBytes,
+    siteOrigin: options.siteOrigin,
+  });
 
   /** Drains what is buffered; the caller closes the engine and the database afterwards. */
   async function close(): Promise<void> {

@@ -32,7 +32,13 @@ export async function freshDb(kind: DbKind): Promise<Db & { drop(): Promise<void
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-test-'));
     const db = await openDb(`file:${path.join(dir, 'test.db')}`);
     await migrate(db);
-    return { ...db, drop: async () => { await db.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      ...db,
+      drop: async () => {
+        await db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set');

@@ -31,12 +31,24 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
     BRIER_USAGE_FLUSH_MS: '100',
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], { env: fullEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
+    env: fullEnv,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: string[] = [];
   let exited = false;
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => { exited = true; resolve(code); }));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      exited = true;
+      resolve(code);
+    }),
+  );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not listen within ${timeoutMs} ms:\n${logs.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not listen within ${timeoutMs} ms:\n${logs.join('\n')}`)),
+      timeoutMs,
+    );
     let buffer = '';
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString();
@@ -55,15 +67,26 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', (c: Buffer) => logs.push(c.toString()));
-    void exit.then((code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${logs.join('\n')}`)); });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${logs.join('\n')}`));
+    });
   });
 
   async function cli(args: string[]): Promise<string[]> {
-    const p = spawn(process.execPath, [path.join(ROOT, 'src/cli.ts'), ...args], { env: fullEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [path.join(ROOT, 'src/cli.ts'), ...args], {
+      env: fullEnv,
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    p.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-    p.stderr?.on('data', (c: Buffer) => { err += c.toString(); });
+    p.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    p.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
     const code = await new Promise<number | null>((resolve) => p.once('exit', resolve));
     if (code !== 0) throw new Error(`brier ${args.join(' ')} exited ${code}: ${err}`);
     return out.trimEnd().split('\n');

@@ -21,13 +21,20 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
   const [sub, ...rest] = argv;
   let values: { email?: string; name?: string; id?: string };
   try {
-    values = parseArgs({ args: rest, options: { email: { type: 'string' }, name: { type: 'string' }, id: { type: 'string' } } }).values;
+    values = parseArgs({
+      args: rest,
+      options: { email: { type: 'string' }, name: { type: 'string' }, id: { type: 'string' } },
+    }).values;
   } catch (e) {
     io.stderr(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
     return 2;
   }
   if (!sub || !['create', 'list', 'revoke'].includes(sub) || !values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
-    io.stderr(values.email && !/^[^@\s]+@[^@\s]+$/.test(values.email) ? `--email: not an email address: ${values.email}\n${USAGE}` : USAGE);
+    io.stderr(
+      values.email && !/^[^@\s]+@[^@\s]+$/.test(values.email)
+        ? `--email: not an email address: ${values.email}\n${USAGE}`
+        : USAGE,
+    );
     return 2;
   }
   const db = await openDb(config.databaseUrl);
@@ -37,11 +44,15 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
     const keys = createKeyService(db, { maxKeysPerAccount: config.maxKeysPerAccount, cacheTtlMs: 0 });
     if (sub === 'create') {
       const created = await keys.create(account.id, values.name ?? 'cli');
-      io.stdout(`Created key ${created.id} (${created.prefix}...) for ${account.email}. It is shown once; store it now:`);
+      io.stdout(
+        `Created key ${created.id} (${created.prefix}...) for ${account.email}. It is shown once; store it now:`,
+      );
       io.stdout(created.key);
     } else if (sub === 'list') {
       for (const k of await keys.list(account.id)) {
-        io.stdout(`${k.id}\t${k.prefix}...\t${k.name}\tcreated ${new Date(k.createdAt).toISOString()}\tlast used ${k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : 'never'}`);
+        io.stdout(
+          `${k.id}\t${k.prefix}...\t${k.name}\tcreated ${new Date(k.createdAt).toISOString()}\tlast used ${k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : 'never'}`,
+        );
       }
     } else {
       if (!values.id) {

@@ -5,11 +5,18 @@ import type { Db } from './open.ts';
 /** Brings the schema up to date; run at boot. Throws with the failing migration's name. */
 export async function migrate(db: Db): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(db.dialect) };
-  const migrator = new Migrator({ db: db.kysely, provider, migrationTableName: 'brier_migration', migrationLockTableName: 'brier_migration_lock' });
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider,
+    migrationTableName: 'brier_migration',
+    migrationLockTableName: 'brier_migration_lock',
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return (results ?? []).map((r) => r.migrationName);
 }

@@ -13,7 +13,11 @@ export interface Account {
 export function createAccountService(db: Db) {
   async function ensure(email: string): Promise<Account> {
     const normalized = email.trim().toLowerCase();
-    const found = await db.kysely.selectFrom('user').select(['id', 'email']).where('email', '=', normalized).executeTakeFirst();
+    const found = await db.kysely
+      .selectFrom('user')
+      .select(['id', 'email'])
+      .where('email', '=', normalized)
+      .executeTakeFirst();
     if (found) return found;
     const now = new Date();
     const row = {
@@ -25,8 +29,16 @@ export function createAccountService(db: Db) {
       createdAt: now,
       updatedAt: now,
     };
-    await db.kysely.insertInto('user').values(row).onConflict((oc) => oc.column('email').doNothing()).execute();
-    return db.kysely.selectFrom('user').select(['id', 'email']).where('email', '=', normalized).executeTakeFirstOrThrow();
+    await db.kysely
+      .insertInto('user')
+      .values(row)
+      .onConflict((oc) => oc.column('email').doNothing())
+      .execute();
+    return db.kysely
+      .selectFrom('user')
+      .select(['id', 'email'])
+      .where('email', '=', normalized)
+      .executeTakeFirstOrThrow();
   }
   return { ensure };
 }

@@ -1,7 +1,14 @@
 import type { DecisionEngine } from '../engines/engine.ts';
 import type { Scheduler } from '../engines/scheduler.ts';
 import { fail } from './errors.ts';
-import { MODEL_ALIASES, toDecisionRequest, toWireAnswer, type WireAnswer, type WireQuestion, type WireState } from './systemone.ts';
+import {
+  MODEL_ALIASES,
+  toDecisionRequest,
+  toWireAnswer,
+  type WireAnswer,
+  type WireQuestion,
+  type WireState,
+} from './systemone.ts';
 
 export interface DecideInput {
   model?: string | undefined;
@@ -22,7 +29,8 @@ export interface DecideOutput {
 export function createDecisionService(engine: DecisionEngine, scheduler: Scheduler) {
   function resolveModel(requested: string | undefined): string {
     const id = engine.info.id;
-    if (requested === undefined || requested === id || (MODEL_ALIASES as readonly string[]).includes(requested)) return id;
+    if (requested === undefined || requested === id || (MODEL_ALIASES as readonly string[]).includes(requested))
+      return id;
     throw fail('UNKNOWN_MODEL', `model ${JSON.stringify(requested)} is not served here; use brier-latest or ${id}`);
   }
 
@@ -45,7 +53,10 @@ export function createDecisionService(engine: DecisionEngine, scheduler: Schedul
       );
     }
     if (total > contextTokens) {
-      throw fail('MAX_TOKENS', `state plus all questions is ${total} tokens, limit ${contextTokens} (the model's context_limit)`);
+      throw fail(
+        'MAX_TOKENS',
+        `state plus all questions is ${total} tokens, limit ${contextTokens} (the model's context_limit)`,
+      );
     }
 
     const result = await scheduler.run((s) => engine.answer(request, s), signal);

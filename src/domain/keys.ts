@@ -43,7 +43,10 @@ export function hashKey(key: string): string {
 export function createKeyService(db: Db, options: KeyServiceOptions) {
   const now = options.now ?? Date.now;
   // Caches hits and misses alike, so that a flood of bad keys costs one read per key per TTL.
-  const cache = new LRUCache<string, KeyOwner | 'none'>({ max: options.cacheSize ?? 10_000, ttl: Math.max(1, options.cacheTtlMs) });
+  const cache = new LRUCache<string, KeyOwner | 'none'>({
+    max: options.cacheSize ?? 10_000,
+    ttl: Math.max(1, options.cacheTtlMs),
+  });
 
   async function create(userId: string, name: string): Promise<CreatedKey> {
     const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;

@@ -11,14 +11,24 @@ export type JsonObject = { [key: string]: Json };
 export type WireState = string | JsonObject | Json[];
 
 export type WireQuestion =
-  | { type: 'noul'; instructions?: Json | undefined; criteria?: { true?: Json | undefined; false?: Json | undefined } | null | undefined }
+  | {
+      type: 'noul';
+      instructions?: Json | undefined;
+      criteria?: { true?: Json | undefined; false?: Json | undefined } | null | undefined;
+    }
   | { type: 'choice'; instructions?: Json | undefined; criteria: Record<string, Json> }
   | { type: 'score'; instructions?: Json | undefined; criteria: Json[] };
 
 export type WireAnswer =
   | { type: 'noul'; noul: number }
   | { type: 'choice'; choice: string; confidence: number; probabilities: Record<string, number> }
-  | { type: 'score'; score: number; confidence: number; legend: Record<string, Json>; probabilities: Record<string, number> };
+  | {
+      type: 'score';
+      score: number;
+      confidence: number;
+      legend: Record<string, Json>;
+      probabilities: Record<string, number>;
+    };
 
 /** Names the System One SDKs send by default; all resolve to the default model. */
 export const MODEL_ALIASES = ['brier-latest', 'jev-latest', 'jev-preview'] as const;
@@ -32,15 +42,18 @@ export function unwrapState(state: WireState): string | JsonObject | Json[] {
   const parts = state as Array<{ type: 'text'; text: string } | { type: 'json'; value: Json }>;
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only?.type === 'text') return only.text;
-  if (only?.type === 'json') return typeof only.value === 'string' || isStructured(only.value) ? only.value : JSON.stringify(only.value);
+  if (only?.type === 'json')
+    return typeof only.value === 'string' || isStructured(only.value) ? only.value : JSON.stringify(only.value);
   return parts.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p.value))).join('\n\n');
 }
 
 function isPart(value: Json): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const keys = Object.keys(value);
-  if (value.type === 'text') return typeof value.text === 'string' && keys.every((k) => k === 'type' || k === 'text' || k === 'providerOptions');
-  if (value.type === 'json') return 'value' in value && keys.every((k) => k === 'type' || k === 'value' || k === 'providerOptions');
+  if (value.type === 'text')
+    return typeof value.text === 'string' && keys.every((k) => k === 'type' || k === 'text' || k === 'providerOptions');
+  if (value.type === 'json')
+    return 'value' in value && keys.every((k) => k === 'type' || k === 'value' || k === 'providerOptions');
   return false;
 }
 
@@ -78,7 +91,10 @@ export function toDecisionQuestion(q: WireQuestion): DecisionQuestion {
 export function toDecisionRequest(state: WireState, questions: WireQuestion[]): DecisionRequest {
   const unwrapped = unwrapState(state);
   return {
-    state: typeof unwrapped === 'string' ? { text: unwrapped, json: undefined } : { text: JSON.stringify(unwrapped), json: unwrapped },
+    state:
+      typeof unwrapped === 'string'
+        ? { text: unwrapped, json: undefined }
+        : { text: JSON.stringify(unwrapped), json: unwrapped },
     questions: questions.map(toDecisionQuestion),
   };
 }

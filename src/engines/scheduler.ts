@@ -28,7 +28,13 @@ export function createScheduler(options: SchedulerOptions) {
   function run<T>(task: (signal: AbortSignal) => Promise<T>, clientSignal?: AbortSignal): Promise<T> {
     if (waiting.length + running >= options.limit) {
       const retryAfter = Math.max(1, Math.ceil(((waiting.length + 1) * recentMs) / concurrency / 1000));
-      return Promise.reject(fail('OVERLOADED', `the model is busy: ${options.limit} requests are already waiting or running (the queue limit); retry after ${retryAfter} s`, { retryAfter }));
+      return Promise.reject(
+        fail(
+          'OVERLOADED',
+          `the model is busy: ${options.limit} requests are already waiting or running (the queue limit); retry after ${retryAfter} s`,
+          { retryAfter },
+        ),
+      );
     }
     const deadline = AbortSignal.timeout(options.timeoutMs);
     const signal = clientSignal ? AbortSignal.any([clientSignal, deadline]) : deadline;

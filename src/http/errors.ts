@@ -30,7 +30,14 @@ export const ErrorBody = z
   .object({
     detail: z.union([
       z.object({ error_type: z.string(), message: z.string() }),
-      z.array(z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), input: z.unknown() })),
+      z.array(
+        z.object({
+          type: z.string(),
+          loc: z.array(z.union([z.string(), z.number()])),
+          msg: z.string(),
+          input: z.unknown(),
+        }),
+      ),
     ]),
     message: z.string().openapi({ description: 'A human sentence naming the field and the limit.' }),
     request_id: z.string(),
@@ -51,7 +58,10 @@ export function errorResponses(...statuses: number[]) {
     503: 'Overloaded, timed out or not ready: retry after the retry-after header',
   };
   return Object.fromEntries(
-    statuses.map((s) => [s, { description: describe[s] ?? 'Error', content: { 'application/json': { schema: ErrorBody } } }]),
+    statuses.map((s) => [
+      s,
+      { description: describe[s] ?? 'Error', content: { 'application/json': { schema: ErrorBody } } },
+    ]),
   );
 }
 
@@ -94,18 +104,30 @@ export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
     const value = readAt(input, i.path);
     const missing = value === undefined && i.code !== 'custom';
     return {
-      type: missing ? 'missing' : i.code === 'invalid_type' ? `${i.expected}_type` : i.code === 'too_small' ? 'too_short' : i.code === 'too_big' ? 'too_long' : 'value_error',
+      type: missing
+        ? 'missing'
+        : i.code === 'invalid_type'
+          ? `${i.expected}_type`
+          : i.code === 'too_small'
+            ? 'too_short'
+            : i.code === 'too_big'
+              ? 'too_long'
+              : 'value_error',
       loc: ['body', ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))],
       msg: missing ? 'Field required' : i.message,
       input: value ?? null,
     };
   });
-  return fail('VALIDATION', issues.map((i) => `${i.loc.slice(1).join('.') || 'body'}: ${i.msg}`).join('; '), { issues });
+  return fail('VALIDATION', issues.map((i) => `${i.loc.slice(1).join('.') || 'body'}: ${i.msg}`).join('; '), {
+    issues,
+  });
 }
 
 /** The only writer of error JSON. */
 export function errorResponse(c: Context, error: unknown): Response {
-  const e = isDomainError(error) ? error : fail('INTERNAL', 'internal error; the request id identifies it in the server log');
+  const e = isDomainError(error)
+    ? error
+    : fail('INTERNAL', 'internal error; the request id identifies it in the server log');
   const { status, type } = ERRORS[e.code];
   const requestId = c.get('requestId') as string | undefined;
   if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));

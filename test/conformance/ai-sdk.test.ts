@@ -17,7 +17,11 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
   });
 
   const questions = {
-    department: { type: 'choice', instructions: 'Which team should handle this?', criteria: { billing: 'Charges and refunds', support: 'Other requests' } },
+    department: {
+      type: 'choice',
+      instructions: 'Which team should handle this?',
+      criteria: { billing: 'Charges and refunds', support: 'Other requests' },
+    },
     requestsRefund: { type: 'boolean', instructions: 'Is the customer requesting money back?' },
     urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', 'high'] },
   } as const;
@@ -26,7 +30,10 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
     for (const state of [
       'I was charged twice. Please refund the duplicate.',
       { ticket: 'I was charged twice.' },
-      [{ type: 'text' as const, text: 'I was charged twice.' }, { type: 'json' as const, value: { plan: 'pro' } }],
+      [
+        { type: 'text' as const, text: 'I was charged twice.' },
+        { type: 'json' as const, value: { plan: 'pro' } },
+      ],
     ]) {
       const result = await decide({ model: provider.evaluationModel('jev-latest'), state, questions, maxRetries: 0 });
       assert.ok(['billing', 'support'].includes(result.answers.department.choice));
@@ -37,9 +44,12 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
 
   test('a bad key surfaces as an APICallError with the server message', async () => {
     const bad = createTypeSafeAi({ apiKey: 'brier_sk_wrong', baseURL: `${server.url}/v1` });
-    await assert.rejects(decide({ model: bad.evaluationModel('jev-latest'), state: 's', questions, maxRetries: 0 }), (e: unknown) => {
-      assert.match(String((e as Error).message), /invalid or revoked API key/);
-      return true;
-    });
+    await assert.rejects(
+      decide({ model: bad.evaluationModel('jev-latest'), state: 's', questions, maxRetries: 0 }),
+      (e: unknown) => {
+        assert.match(String((e as Error).message), /invalid or revoked API key/);
+        return true;
+      },
+    );
   });
 });

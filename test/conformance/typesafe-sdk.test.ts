@@ -19,7 +19,11 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
   before(async () => {
     server = await startServer({ BRIER_MODEL: 'fake' });
     await waitHealthy(server.url);
-    client = new TypeSafeClient({ apiKey: await server.createKey('sdk@example.com'), baseURL: server.url, retry: { maxRetries: 0 } });
+    client = new TypeSafeClient({
+      apiKey: await server.createKey('sdk@example.com'),
+      baseURL: server.url,
+      retry: { maxRetries: 0 },
+    });
   });
   after(async () => {
     await server.stop();
@@ -86,11 +90,14 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
       assert.match(e.message, /^403 missing Authorization header/);
       return true;
     });
-    await assert.rejects(client.systemOne({ model: 'gpt-4', state: 's', questions: { q: noul('x') } }), (e: unknown) => {
-      assert.ok(e instanceof BadRequestError);
-      assert.match(e.message, /400 model "gpt-4" is not served here/);
-      return true;
-    });
+    await assert.rejects(
+      client.systemOne({ model: 'gpt-4', state: 's', questions: { q: noul('x') } }),
+      (e: unknown) => {
+        assert.ok(e instanceof BadRequestError);
+        assert.match(e.message, /400 model "gpt-4" is not served here/);
+        return true;
+      },
+    );
     const many = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null]));
     await assert.rejects(client.systemOne({ state: 's', questions: { c: choice('pick', many) } }), (e: unknown) => {
       assert.ok(e instanceof BadRequestError);
@@ -113,8 +120,14 @@ describe('@typesafe-ai/sdk against an overloaded Brier', () => {
     const server = await startServer({ BRIER_MODEL: 'fake:400', BRIER_QUEUE_LIMIT: '1' });
     try {
       await waitHealthy(server.url);
-      const client = new TypeSafeClient({ apiKey: await server.createKey('busy@example.com'), baseURL: server.url, retry: { maxRetries: 0 } });
-      const results = await Promise.allSettled([0, 1, 2].map(() => client.systemOne({ state: 's', questions: { q: noul('x') } })));
+      const client = new TypeSafeClient({
+        apiKey: await server.createKey('busy@example.com'),
+        baseURL: server.url,
+        retry: { maxRetries: 0 },
+      });
+      const results = await Promise.allSettled(
+        [0, 1, 2].map(() => client.systemOne({ state: 's', questions: { q: noul('x') } })),
+      );
       const rejected = results.filter((r) => r.status === 'rejected');
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       assert.equal(rejected.length, 2);

@@ -43,16 +43,22 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
       if (options.delayMs) {
         await new Promise<void>((resolve, reject) => {
           const t = setTimeout(resolve, options.delayMs);
-          signal.addEventListener('abort', () => {
-            clearTimeout(t);
-            reject(signal.reason);
-          }, { once: true });
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(t);
+              reject(signal.reason);
+            },
+            { once: true },
+          );
         });
       }
       signal.throwIfAborted();
       const probabilities = request.questions.map((q) => {
         const logits = q.options.map((o) => {
-          const h = createHash('sha256').update(`${request.state.text}\u0000${q.instructions}\u0000${o.label}\u0000${o.description}`).digest();
+          const h = createHash('sha256')
+            .update(`${request.state.text}\u0000${q.instructions}\u0000${o.label}\u0000${o.description}`)
+            .digest();
           return (h.readUInt32BE(0) / 0xffffffff) * 4 - 2;
         });
         const max = Math.max(...logits);

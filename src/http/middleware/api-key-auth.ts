@@ -7,7 +7,8 @@ import type { AppEnv } from '../env.ts';
 export const apiKeyAuth = (keys: KeyService) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header('authorization');
-    if (!header) throw fail('MISSING_CREDENTIALS', 'missing Authorization header; send Authorization: Bearer <API key>');
+    if (!header)
+      throw fail('MISSING_CREDENTIALS', 'missing Authorization header; send Authorization: Bearer <API key>');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1]) throw fail('INVALID_CREDENTIALS', 'malformed Authorization header; expected Bearer <API key>');
     const owner = await keys.verify(match[1]);

@@ -10,7 +10,11 @@ describe('GET /healthz', () => {
       const res = await t.req('/healthz', { headers: { authorization: '' } });
       assert.equal(res.status, 200);
       const body = await res.json();
-      assert.deepEqual(body, { status: 'ok', engine: { ready: true, model: 'brier-fake-3.0.0' }, database: { ready: true, dialect: 'sqlite' } });
+      assert.deepEqual(body, {
+        status: 'ok',
+        engine: { ready: true, model: 'brier-fake-3.0.0' },
+        database: { ready: true, dialect: 'sqlite' },
+      });
     } finally {
       await t.close();
     }

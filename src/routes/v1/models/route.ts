@@ -11,7 +11,10 @@ export const modelsRoute = createRoute({
   summary: 'List the hosted model',
   security: [{ bearer: [] }],
   responses: {
-    200: { description: 'The model this server answers with', content: { 'application/json': { schema: ModelsResponse } } },
+    200: {
+      description: 'The model this server answers with',
+      content: { 'application/json': { schema: ModelsResponse } },
+    },
     ...errorResponses(401, 403),
   },
 });

@@ -10,8 +10,16 @@ describe('POST /v1/systemone 200', () => {
   after(() => t.close());
 
   const questions = {
-    refund: { type: 'noul', instructions: 'Does the customer ask for money back?', criteria: { true: 'asks for a refund', false: null } },
-    team: { type: 'choice', instructions: 'Which team?', criteria: { billing: 'charges and refunds', tech: null, other: { note: 'anything else' } } },
+    refund: {
+      type: 'noul',
+      instructions: 'Does the customer ask for money back?',
+      criteria: { true: 'asks for a refund', false: null },
+    },
+    team: {
+      type: 'choice',
+      instructions: 'Which team?',
+      criteria: { billing: 'charges and refunds', tech: null, other: { note: 'anything else' } },
+    },
     urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', { level: 'high' }] },
   };
 
@@ -39,7 +47,10 @@ describe('POST /v1/systemone 200', () => {
       assert.ok(Math.abs(sum - 1) <= 0.015, `sum ${sum}`);
       for (const x of Object.values(p as Record<string, number>)) assert.equal(Math.round(x * 100) / 100, x);
     }
-    const expected = Object.entries(urgency.probabilities as Record<string, number>).reduce((a, [i, p]) => a + Number(i) * p, 0);
+    const expected = Object.entries(urgency.probabilities as Record<string, number>).reduce(
+      (a, [i, p]) => a + Number(i) * p,
+      0,
+    );
     assert.ok(Math.abs(urgency.score - expected) <= 0.02);
     assert.ok(body.usage.input_tokens > 0);
     assert.equal(body.usage.output_tokens, 2 + 3 + 3);
@@ -56,9 +67,13 @@ describe('POST /v1/systemone 200', () => {
     const asObject = await (await t.req('/v1/systemone', { body: { state: obj, questions } })).json();
     const asText = await (await t.req('/v1/systemone', { body: { state: JSON.stringify(obj), questions } })).json();
     assert.deepEqual(asObject.answers, asText.answers);
-    const parts = await (await t.req('/v1/systemone', { body: { state: [{ type: 'json', value: obj }], questions } })).json();
+    const parts = await (
+      await t.req('/v1/systemone', { body: { state: [{ type: 'json', value: obj }], questions } })
+    ).json();
     assert.deepEqual(parts.answers, asObject.answers);
-    const textPart = await (await t.req('/v1/systemone', { body: { state: [{ type: 'text', text: 'hello there' }], questions } })).json();
+    const textPart = await (
+      await t.req('/v1/systemone', { body: { state: [{ type: 'text', text: 'hello there' }], questions } })
+    ).json();
     const plain = await (await t.req('/v1/systemone', { body: { state: 'hello there', questions } })).json();
     assert.deepEqual(textPart.answers, plain.answers);
     const array = await t.req('/v1/systemone', { body: { state: [1, 'two', { three: 3 }], questions } });
@@ -94,7 +109,11 @@ describe('POST /v1/systemone 200', () => {
     assert.equal(last?.status, 200);
     assert.equal(last?.questions, 3);
     assert.ok(Number(last?.input_tokens) > 0);
-    const key = await t.db.kysely.selectFrom('api_key').select('last_used_at').where('id', '=', t.keyId).executeTakeFirst();
+    const key = await t.db.kysely
+      .selectFrom('api_key')
+      .select('last_used_at')
+      .where('id', '=', t.keyId)
+      .executeTakeFirst();
     assert.ok(Number(key?.last_used_at) > 0);
   });
 });

@@ -41,7 +41,9 @@ export const ChoiceQuestion = z
           `choice needs ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels, got ${Object.keys((iss.input ?? {}) as object).length}`,
         params: { semantic: true },
       })
-      .openapi({ description: `Labels mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.` }),
+      .openapi({
+        description: `Labels mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.`,
+      }),
   })
   .openapi('ChoiceQuestion', { description: 'Pick one of named options.' });
 
@@ -65,13 +67,17 @@ export const Question = z.discriminatedUnion('type', [NoulQuestion, ChoiceQuesti
 
 export const SystemOneRequest = z
   .object({
-    model: z.string().optional().openapi({ description: 'brier-latest (default), jev-latest, jev-preview, or the exact model id.' }),
+    model: z
+      .string()
+      .optional()
+      .openapi({ description: 'brier-latest (default), jev-latest, jev-preview, or the exact model id.' }),
     state: JsonText,
     questions: z
       .record(z.string(), Question)
       .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
       .refine((q) => Object.keys(q).length <= MAX_QUESTIONS, {
-        error: (iss) => `at most ${MAX_QUESTIONS} questions per request, got ${Object.keys((iss.input ?? {}) as object).length}`,
+        error: (iss) =>
+          `at most ${MAX_QUESTIONS} questions per request, got ${Object.keys((iss.input ?? {}) as object).length}`,
         params: { semantic: true },
       })
       .openapi({ description: 'Question ids (returned verbatim, never shown to the model) mapped to questions.' }),

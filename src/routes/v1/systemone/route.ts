@@ -16,7 +16,10 @@ export const systemOneRoute = createRoute({
   security: [{ bearer: [] }],
   request: { body: { required: true, content: { 'application/json': { schema: SystemOneRequest } } } },
   responses: {
-    200: { description: 'Answers keyed by question id', content: { 'application/json': { schema: SystemOneResponse } } },
+    200: {
+      description: 'Answers keyed by question id',
+      content: { 'application/json': { schema: SystemOneResponse } },
+    },
     ...errorResponses(400, 401, 403, 413, 422, 503),
   },
 });
