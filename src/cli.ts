@@ -1,20 +1,36 @@
 /**
  * The `brier` command line (`npm run brier -- <command>`): a second entry point beside main.ts,
- * so it too has side effects (reads argv and env, exits). The commands live in src/cli/.
+ * so it too has side effects (reads argv and env, handles SIGINT, sets the exit code).
+ * The commands themselves live in src/cli/ and src/models/ and take their io as arguments.
  */
 import { runKeysCommand } from './cli/keys.ts';
 import { loadConfig } from './config.ts';
+import { runModelsCommand } from './models/cli.ts';
 
-const io = { stdout: (l: string) => console.log(l), stderr: (l: string) => console.error(l) };
+const USAGE = `usage: npm run brier -- <command>
+  keys create --email <email> [--name <name>]   create an account if needed and an API key (printed once, last line)
+  keys list --email <email>                     list active keys
+  keys revoke --email <email> --id <key id>     revoke a key
+  models list                                   the model catalog
+  models pull <name>                            download a catalog model (resumable, verified)`;
+
 const [command, ...rest] = process.argv.slice(2);
 
 async function run(): Promise<number> {
   switch (command) {
     case 'keys':
-      return runKeysCommand(rest, loadConfig(), io);
+      return runKeysCommand(rest, loadConfig(), {
+        stdout: (l) => console.log(l),
+        stderr: (l) => console.error(l),
+      });
+    case 'models': {
+      const interrupt = new AbortController();
+      process.once('SIGINT', () => interrupt.abort());
+      return runModelsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: interrupt.signal });
+    }
     default:
-      io.stderr('usage: brier <keys|models> ...   (npm run brier -- keys create --email you@example.com)');
-      return 2;
+      console.error(USAGE);
+      return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   }
 }
 
