@@ -1,25 +1,33 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
+import { describeModelSpec, resolveModelSpec } from '../models/catalog.ts';
 import type { DecisionEngine } from './engine.ts';
 import { createFakeEngine } from './fake/fake-engine.ts';
 
 /**
- * Picks the engine for BRIER_MODEL. Engines are imported lazily so that a server on one engine
- * never loads another's native code.
+ * Picks the engine for BRIER_MODEL (see resolveModelSpec). Engines are imported lazily so that a
+ * server on one engine never loads another's native code or weights.
  */
 export async function createEngine(config: Config): Promise<DecisionEngine> {
-  const spec = config.model;
   // The zero-cost test engine, optionally slow (`fake:<ms>`): for tests and gateway benchmarks only.
-  const fake = spec ? /^fake(?::(\d+))?$/.exec(spec) : null;
+  const fake = config.model ? /^fake(?::(\d+))?$/.exec(config.model) : null;
   if (fake) return createFakeEngine({ delayMs: fake[1] ? Number(fake[1]) : 0 });
-  if (spec?.endsWith('.gguf')) {
-    const { createGgufEngine } = await import('./gguf/gguf-engine.ts');
-    return createGgufEngine({
-      modelPath: path.resolve(spec),
-      temperature: config.modelTemperature,
-      contextSize: config.contextSize,
-      threads: config.threads,
-    });
+
+  const spec = resolveModelSpec(config.model, path.join(config.dataDir, 'models'));
+  switch (spec.kind) {
+    case 'gguf': {
+      const { createGgufEngine } = await import('./gguf/gguf-engine.ts');
+      return createGgufEngine({
+        modelPath: spec.path,
+        temperature: config.modelTemperature,
+        contextSize: config.contextSize,
+        threads: config.threads,
+        description: describeModelSpec(spec).description,
+      });
+    }
+    case 'embedded':
+      throw new Error('the embedded engine is not available yet: set BRIER_MODEL to a .gguf file');
+    case 'upstream':
+      throw new Error(`BRIER_MODEL=${spec.baseUrl}: upstream engines are not implemented yet`);
   }
-  throw new Error('BRIER_MODEL must name a .gguf file (or "fake" for tests) until the embedded engine lands');
 }

@@ -1,0 +1,235 @@
+/**
+ * GGUF engine on real llama.cpp: always on the generated tiny model (tiny-gguf.ts), and also on
+ * ../shared/models/stories260K.gguf when ../shared is present. Tests use one thread: on a shared
+ * 2-core machine two spinning ggml threads slow down badly when another process holds a core.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import type { DecisionEngine, EngineAnswer } from '../engine.ts';
+import { CONTEXT_MARGIN, createGgufEngine, GGUF_ENGINE_ID } from './gguf-engine.ts';
+import { writeTinyGguf } from './tiny-gguf.ts';
+
+const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
+const sharedModel = resolve(repoRoot, '../shared/models/stories260K.gguf');
+const CONTEXT = 4096;
+
+const options = (labels: readonly string[], description: (i: number) => string | null = () => null) =>
+  labels.map((label, i) => ({ label, description: description(i) }));
+const noul = (instructions: string | null, describe = false): DecisionQuestion => ({
+  type: 'noul',
+  instructions,
+  options: options(['false', 'true'], (i) => (describe ? (['it is not', 'it is'][i] ?? null) : null)),
+});
+const choice = (count: number, instructions: string | null = 'Which one?'): DecisionQuestion => ({
+  type: 'choice',
+  instructions,
+  options: options(
+    Array.from({ length: count }, (_, i) => `o${i}`),
+    (i) => (i < 3 ? `option number ${i}` : null),
+  ),
+});
+const score = (levels: number, instructions: string | null = 'How urgent?'): DecisionQuestion => ({
+  type: 'score',
+  instructions,
+  options: options(
+    Array.from({ length: levels }, (_, i) => String(i)),
+    (i) => (i === 0 ? 'not at all' : null),
+  ),
+});
+const request = (text: string, questions: DecisionQuestion[]): DecisionRequest => ({
+  state: { text, json: undefined },
+  questions,
+});
+
+const STATE = 'The customer says the parcel arrived broken and wants the money back by Friday.';
+const MIXED = request(STATE, [
+  noul('Does the customer want a refund?'),
+  noul('Is the parcel damaged?', true),
+  noul(null),
+  choice(3, null),
+  score(5, null),
+  score(1),
+]);
+const BIG = request(STATE, [choice(255), score(10)]);
+
+const signal = () => new AbortController().signal;
+
+function assertDistribution(p: number[] | undefined, length: number, what: string): void {
+  assert.ok(p !== undefined, `${what}: missing`);
+  assert.equal(p.length, length, `${what}: length`);
+  for (const x of p) assert.ok(Number.isFinite(x) && x >= 0 && x <= 1, `${what}: ${x} out of [0, 1]`);
+  assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9, `${what}: sums to ${p.reduce((a, b) => a + b, 0)}`);
+}
+
+function maxDifference(a: EngineAnswer, b: EngineAnswer): number {
+  return Math.max(...a.probabilities.flatMap((p, i) => p.map((x, j) => Math.abs(x - (b.probabilities[i]?.[j] ?? 2)))));
+}
+
+let tmp = '';
+let tinyModel = '';
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'brier-gguf-engine-'));
+  tinyModel = await writeTinyGguf(join(tmp, 'tiny.gguf'));
+});
+after(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const MODELS = [
+  { name: 'generated tiny model (tiny-gguf.ts)', path: () => tinyModel, present: true },
+  { name: 'stories260K (../shared/models)', path: () => sharedModel, present: existsSync(sharedModel) },
+];
+
+for (const model of MODELS) {
+  describe(`GGUF engine on the ${model.name}`, { skip: model.present ? false : `${sharedModel} is absent` }, () => {
+    let engine: DecisionEngine;
+    const engines: DecisionEngine[] = [];
+    const make = (extra: { temperature?: number; reusePrefix?: boolean; id?: string } = {}) => {
+      const made = createGgufEngine({ modelPath: model.path(), contextSize: CONTEXT, threads: 1, ...extra });
+      engines.push(made);
+      return made;
+    };
+    before(() => {
+      engine = make();
+    });
+    after(async () => {
+      await Promise.all(engines.map((e) => e.close()));
+    });
+
+    test('loads once, then reports ready with a generation-3 id and limits from the context size', async (t) => {
+      t.diagnostic(`model file: ${model.path()}`);
+      assert.equal(engine.ready(), false);
+      await Promise.all([engine.load(), engine.load()]);
+      assert.equal(engine.ready(), true);
+      assert.equal(engine.info.id, GGUF_ENGINE_ID);
+      assert.match(engine.info.id, /^brier-gguf-3\.\d+\.\d+$/);
+      assert.match(engine.info.releaseDate, /^\d{4}-\d{2}-\d{2}$/);
+      assert.deepEqual(engine.limits, {
+        contextTokens: CONTEXT - CONTEXT_MARGIN,
+        inputTokens: CONTEXT - CONTEXT_MARGIN,
+      });
+      assert.equal(make({ id: 'brier-gguf-3.1.0' }).info.id, 'brier-gguf-3.1.0');
+    });
+
+    test('answers every question type with a distribution over its options', async () => {
+      const answer = await engine.answer(MIXED, signal());
+      assert.equal(answer.probabilities.length, MIXED.questions.length);
+      MIXED.questions.forEach((q, i) => {
+        assertDistribution(answer.probabilities[i], q.options.length, `question ${i} (${q.type})`);
+      });
+      assert.deepEqual(answer.probabilities[5], [1]);
+    });
+
+    test('answers a 255-option choice and a 10-level score', async () => {
+      const answer = await engine.answer(BIG, signal());
+      assertDistribution(answer.probabilities[0], 255, '255-option choice');
+      assertDistribution(answer.probabilities[1], 10, '10-level score');
+    });
+
+    test('gives identical numbers for the same request twice, also after another state', async () => {
+      const first = await engine.answer(MIXED, signal());
+      const second = await engine.answer(MIXED, signal());
+      await engine.answer(request('Another state entirely.', [noul('Is it?')]), signal());
+      const third = await engine.answer(MIXED, signal());
+      assert.deepEqual(second, first);
+      assert.deepEqual(third, first);
+    });
+
+    test('scores on the cached state as a full recompute in a fresh context does', async (t) => {
+      const fresh = make({ reusePrefix: false });
+      await fresh.load();
+      const questions = [...MIXED.questions, ...BIG.questions];
+      const cached = await engine.answer(request(STATE, questions), signal());
+      const full = await fresh.answer(request(STATE, questions), signal());
+      const difference = maxDifference(cached, full);
+      t.diagnostic(`largest difference: ${difference}`);
+      assert.ok(difference < 1e-4, `cached and full recompute differ by ${difference}`);
+    });
+
+    test('counts the state once and each question as the prompt reads it', async () => {
+      const one = await engine.countTokens(request(STATE, [noul('Is it?')]));
+      const counts = await engine.countTokens(MIXED);
+      assert.ok(counts.state > 10);
+      assert.equal(one.state, counts.state);
+      assert.equal(counts.questions.length, MIXED.questions.length);
+      for (const n of counts.questions) assert.ok(n > 0);
+      const longer = await engine.countTokens(request(STATE, [noul('Is it? Think about the parcel and the date.')]));
+      assert.ok((longer.questions[0] ?? 0) > (one.questions[0] ?? 0));
+
+      const answer = await engine.answer(MIXED, signal());
+      assert.equal(answer.inputTokens, counts.state + counts.questions.reduce((a, b) => a + b, 0));
+      const optionCount = MIXED.questions.reduce((sum, q) => sum + q.options.length, 0);
+      assert.ok(answer.outputTokens >= optionCount);
+      // Digit levels are one token each (after a shared lead) in both vocabularies.
+      const levels = await engine.answer(request(STATE, [score(10)]), signal());
+      assert.equal(levels.outputTokens, 10);
+    });
+
+    test('rejects a request longer than the context with a RangeError and keeps answering', async () => {
+      const huge = request('word '.repeat(CONTEXT), [noul('Is it?')]);
+      const counts = await engine.countTokens(huge);
+      assert.ok(counts.state > engine.limits.inputTokens);
+      await assert.rejects(engine.answer(huge, signal()), RangeError);
+      assertDistribution((await engine.answer(MIXED, signal())).probabilities[0], 2, 'after the RangeError');
+    });
+
+    test('rejects with the signal reason when aborted before, while queued or while running', async () => {
+      const baseline = await engine.answer(BIG, signal());
+
+      const early = new AbortController();
+      const reason = new Error('client went away');
+      early.abort(reason);
+      await assert.rejects(engine.answer(BIG, early.signal), (error) => error === reason);
+
+      const running = new AbortController();
+      const queued = new AbortController();
+      const first = engine.answer(BIG, running.signal);
+      const second = engine.answer(BIG, queued.signal);
+      const runningReason = new Error('stop running');
+      const queuedReason = new Error('stop queued');
+      queued.abort(queuedReason);
+      setImmediate(() => running.abort(runningReason));
+      await assert.rejects(second, (error) => error === queuedReason);
+      await assert.rejects(first, (error) => error === runningReason);
+
+      assert.deepEqual(await engine.answer(BIG, signal()), baseline);
+    });
+
+    test('serializes concurrent calls and answers each as it would alone', async () => {
+      const requests = [MIXED, request('A short state.', [choice(4), noul('Is it short?')]), BIG];
+      const alone: EngineAnswer[] = [];
+      for (const r of requests) alone.push(await engine.answer(r, signal()));
+      const together = await Promise.all(requests.map((r) => engine.answer(r, signal())));
+      assert.deepEqual(together, alone);
+    });
+
+    test('temperature 2 gives softmax(log p / 2) of the temperature-1 distribution', async () => {
+      const warm = make({ temperature: 2 });
+      await warm.load();
+      const levels = request(STATE, [score(10)]);
+      const [p1] = (await engine.answer(levels, signal())).probabilities;
+      const [p2] = (await warm.answer(levels, signal())).probabilities;
+      assert.ok(p1 !== undefined && p2 !== undefined);
+      const halved = p1.map((x) => Math.sqrt(x));
+      const total = halved.reduce((a, b) => a + b, 0);
+      halved.forEach((x, i) => {
+        assert.ok(Math.abs(x / total - (p2[i] ?? 2)) < 1e-6, `level ${i}`);
+      });
+    });
+
+    test('refuses to answer before load and after close', async () => {
+      const idle = make();
+      await assert.rejects(idle.answer(MIXED, signal()), /not loaded/);
+      await idle.load();
+      await idle.close();
+      assert.equal(idle.ready(), false);
+      await assert.rejects(idle.countTokens(MIXED), /not loaded/);
+    });
+  });
+}
