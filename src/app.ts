@@ -2,19 +2,29 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
+import { AUTH_BASE_PATH, type Auth } from './auth/create-auth.ts';
 import type { Db } from './db/open.ts';
+import type { AccountDeletion } from './domain/account-deletion.ts';
 import type { DecisionService } from './domain/decisions.ts';
 import { fail } from './domain/errors.ts';
 import type { KeyService } from './domain/keys.ts';
 import type { UsageRecorder } from './domain/usage.ts';
+import type { UsageReporter } from './domain/usage-report.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import type { AppEnv } from './http/env.ts';
 import { errorResponse, fromZodError } from './http/errors.ts';
 import { apiKeyAuth } from './http/middleware/api-key-auth.ts';
+import { csrf } from './http/middleware/csrf.ts';
+import { type AuthRateRule, authRateLimit, type LimiterFactory } from './http/middleware/rate-limit.ts';
 import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
+import { sessionAuth } from './http/middleware/session-auth.ts';
 import { usageMeter } from './http/middleware/usage-meter.ts';
 import type { Logger } from './observability/logger.ts';
+import { registerAccount } from './routes/control/account/route.ts';
+import { registerAuth } from './routes/control/auth/route.ts';
+import { registerKeys } from './routes/control/keys/route.ts';
+import { registerUsage } from './routes/control/usage/route.ts';
 import { registerHealthz } from './routes/healthz/route.ts';
 import { registerModels } from './routes/v1/models/route.ts';
 import { registerSystemOne } from './routes/v1/systemone/route.ts';
@@ -28,6 +38,18 @@ export interface AppDeps {
   logger: Logger;
   maxBodyBytes: number;
   siteOrigin: string | undefined;
+  control: ControlDeps;
+}
+
+/** The control plane (/control/v1): accounts, sessions, keys, usage. */
+export interface ControlDeps {
+  auth: Auth;
+  reporter: UsageReporter;
+  deletion: AccountDeletion;
+  limiter: LimiterFactory;
+  authRateRules?: Record<string, AuthRateRule> | undefined;
+  /** This server's public URL (cookies are Secure when it is https). */
+  publicUrl: string;
 }
 
 /** Builds the whole HTTP surface from its dependencies; no side effects beyond routing. */
@@ -56,6 +78,28 @@ export function buildApp(deps: AppDeps) {
       );
     }
   }
+  const control = deps.control;
+  const trustedOrigins = [new URL(control.publicUrl).origin, ...(deps.siteOrigin ? [deps.siteOrigin] : [])];
+  if (deps.siteOrigin) {
+    // The console on the documentation site sends the session cookie: credentials here, not on /v1.
+    app.use(
+      '/control/v1/*',
+      cors({
+        origin: deps.siteOrigin,
+        allowHeaders: ['authorization', 'content-type'],
+        allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+        exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
+        credentials: true,
+        maxAge: 600,
+      }),
+    );
+  }
+  app.use('/control/v1/*', csrf(trustedOrigins));
+  app.use(`${AUTH_BASE_PATH}/*`, authRateLimit(control.limiter, AUTH_BASE_PATH, control.authRateRules));
+  app.use('/control/v1/keys', sessionAuth(control.auth));
+  app.use('/control/v1/keys/*', sessionAuth(control.auth));
+  app.use('/control/v1/account', sessionAuth(control.auth));
+
   app.use('/v1/*', apiKeyAuth(deps.keys));
   app.use(
     '/v1/systemone',
@@ -71,11 +115,29 @@ export function buildApp(deps: AppDeps) {
   registerHealthz(app, deps.engine, deps.db);
   registerModels(app, deps.engine);
   registerSystemOne(app, deps.decisions);
+  registerAuth(app, { auth: control.auth, db: deps.db });
+  registerKeys(app, deps.keys);
+  registerUsage(app, { auth: control.auth, keys: deps.keys, usage: deps.usage, reporter: control.reporter });
+  const secure = control.publicUrl.startsWith('https://');
+  registerAccount(app, {
+    db: deps.db,
+    deletion: control.deletion,
+    clearCookies: ['session_token', 'session_data', 'dont_remember'].map(
+      (name) =>
+        `${secure ? '__Secure-' : ''}brier.${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+    ),
+  });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
     description: 'An API key: brier_sk_...',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'session', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: `${control.publicUrl.startsWith('https://') ? '__Secure-' : ''}brier.session_token`,
+    description: 'The console session, set by /control/v1/auth/sign-in/* (HttpOnly, SameSite=Lax)',
   });
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

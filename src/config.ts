@@ -23,7 +23,36 @@ const Env = z.object({
   BRIER_MAX_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).default(3),
   SITE_ORIGIN: z.string().url().optional(),
   LOG_LEVEL: LogLevel.default('info'),
+  BETTER_AUTH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  BRIER_AUTH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  PUBLIC_URL: z.string().url().optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'SMTP_URL must start with smtp:// or smtps://')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Brier <no-reply@localhost>'),
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  OIDC_NAME: z.string().min(1).default('OpenID Connect'),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  RATE_LIMIT_STORE: z.enum(['memory', 'postgres', 'redis']).default('memory'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .optional(),
 });
+
+/** A third-party sign-in provider's client credentials. */
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export type RateLimitStore = 'memory' | 'postgres' | 'redis';
 
 export interface Config {
   port: number;
@@ -42,6 +71,25 @@ export interface Config {
   maxKeysPerAccount: number;
   siteOrigin: string | undefined;
   logLevel: z.infer<typeof LogLevel>;
+  /** Signs sessions and tokens; undefined means a dev secret generated into the data dir. */
+  authSecret: string | undefined;
+  /** Where browsers reach this server (links in emails, OAuth callbacks, cookie security). */
+  publicUrl: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  oidc: (OAuthClient & { issuer: string; name: string }) | undefined;
+  github: OAuthClient | undefined;
+  google: OAuthClient | undefined;
+  rateLimitStore: RateLimitStore;
+  redisUrl: string | undefined;
+}
+
+function pair(what: string, id: string | undefined, secret: string | undefined): OAuthClient | undefined {
+  if (id === undefined && secret === undefined) return undefined;
+  if (id === undefined || secret === undefined) {
+    throw new Error(`invalid configuration:\n  ${what}: set both the client id and the client secret, or neither`);
+  }
+  return { clientId: id, clientSecret: secret };
 }
 
 /** Parses the environment once. Throws a readable error naming each bad variable. */
@@ -54,6 +102,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.BRIER_DATA_DIR);
+  const oidc = pair('OIDC_CLIENT_ID/OIDC_CLIENT_SECRET', e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET);
+  if (oidc && !e.OIDC_ISSUER) throw new Error('invalid configuration:\n  OIDC_ISSUER: required with OIDC_CLIENT_ID');
+  if (e.RATE_LIMIT_STORE === 'redis' && !e.REDIS_URL) {
+    throw new Error('invalid configuration:\n  REDIS_URL: required with RATE_LIMIT_STORE=redis');
+  }
+  if (e.RATE_LIMIT_STORE === 'postgres' && !e.DATABASE_URL?.startsWith('postgres')) {
+    throw new Error('invalid configuration:\n  RATE_LIMIT_STORE=postgres needs a postgres:// DATABASE_URL');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -71,5 +127,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxKeysPerAccount: e.BRIER_MAX_KEYS_PER_ACCOUNT,
     siteOrigin: e.SITE_ORIGIN,
     logLevel: e.LOG_LEVEL,
+    authSecret: e.BETTER_AUTH_SECRET ?? e.BRIER_AUTH_SECRET,
+    publicUrl: (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    oidc: oidc && e.OIDC_ISSUER ? { ...oidc, issuer: e.OIDC_ISSUER.replace(/\/+$/, ''), name: e.OIDC_NAME } : undefined,
+    github: pair('GITHUB_CLIENT_ID/GITHUB_CLIENT_SECRET', e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET),
+    google: pair('GOOGLE_CLIENT_ID/GOOGLE_CLIENT_SECRET', e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET),
+    rateLimitStore: e.RATE_LIMIT_STORE,
+    redisUrl: e.REDIS_URL,
   };
 }

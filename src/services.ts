@@ -1,11 +1,21 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { buildApp } from './app.ts';
+import { createAuth } from './auth/create-auth.ts';
+import { resolveAuthSecret } from './auth/secret.ts';
+import type { OAuthClient, RateLimitStore } from './config.ts';
 import type { Db } from './db/open.ts';
+import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
 import { createDecisionService } from './domain/decisions.ts';
 import { createKeyService } from './domain/keys.ts';
 import { createUsageRecorder } from './domain/usage.ts';
+import { createUsageReporter } from './domain/usage-report.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createScheduler } from './engines/scheduler.ts';
+import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
+import { createMailer } from './mail/create.ts';
+import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
 
 export interface ServiceOptions {
@@ -16,6 +26,39 @@ export interface ServiceOptions {
   maxKeysPerAccount: number;
   maxBodyBytes: number;
   siteOrigin: string | undefined;
+  /** Where the generated dev auth secret lives when none is configured. */
+  dataDir?: string | undefined;
+  /** Needed for RATE_LIMIT_STORE=postgres. */
+  databaseUrl?: string | undefined;
+  authSecret?: string | undefined;
+  /** Default http://127.0.0.1 (tests). */
+  publicUrl?: string | undefined;
+  smtpUrl?: string | undefined;
+  mailFrom?: string | undefined;
+  oidc?: (OAuthClient & { issuer: string; name: string }) | undefined;
+  github?: OAuthClient | undefined;
+  google?: OAuthClient | undefined;
+  rateLimitStore?: RateLimitStore | undefined;
+  redisUrl?: string | undefined;
+  /** Overrides SMTP / log mail (tests capture messages with it). */
+  mailer?: Mailer | undefined;
+  /** Overrides the auth rate-limit budgets (tests). */
+  authRateRules?: Record<string, AuthRateRule> | undefined;
+}
+
+function limiterStore(options: ServiceOptions): { store: LimiterStore; close: () => Promise<void> } {
+  if (options.rateLimitStore === 'redis') {
+    if (!options.redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
+    const client = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+    return { store: { kind: 'redis', client }, close: async () => void (await client.quit().catch(() => undefined)) };
+  }
+  if (options.rateLimitStore === 'postgres') {
+    if (!options.databaseUrl?.startsWith('postgres'))
+      throw new Error('RATE_LIMIT_STORE=postgres needs a postgres:// DATABASE_URL');
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 });
+    return { store: { kind: 'postgres', pool }, close: () => pool.end() };
+  }
+  return { store: { kind: 'memory' }, close: async () => {} };
 }
 
 /**
@@ -34,6 +77,23 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   });
   const scheduler = createScheduler({ limit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
   const decisions = createDecisionService(engine, scheduler);
+
+  const publicUrl = (options.publicUrl ?? 'http://127.0.0.1').replace(/\/+$/, '');
+  const mailer =
+    options.mailer ??
+    createMailer({ smtpUrl: options.smtpUrl, mailFrom: options.mailFrom ?? 'Brier <no-reply@localhost>' }, logger);
+  const auth = createAuth({
+    db,
+    secret: resolveAuthSecret(options.authSecret, options.dataDir),
+    publicUrl,
+    trustedOrigins: options.siteOrigin ? [options.siteOrigin] : [],
+    mailer,
+    logger,
+    oidc: options.oidc,
+    github: options.github,
+    google: options.google,
+  });
+  const limits = limiterStore(options);
   const app = buildApp({
     db,
     engine,
@@ -43,13 +103,23 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     logger,
     maxBodyBytes: options.maxBodyBytes,
     siteOrigin: options.siteOrigin,
+    control: {
+      auth,
+      reporter: createUsageReporter(db),
+      deletion: createAccountDeletion(db, keys, usage),
+      limiter: createLimiterFactory(limits.store, logger),
+      authRateRules: options.authRateRules,
+      publicUrl,
+    },
   });
 
-  /** Drains what is buffered; the caller closes the engine and the database afterwards. */
+  /** Drains what is buffered and closes mail and rate-limit clients; the caller closes the engine and the database afterwards. */
   async function close(): Promise<void> {
     await usage.close();
+    await mailer.close();
+    await limits.close();
   }
-  return { app, keys, accounts, usage, scheduler, decisions, close };
+  return { app, keys, accounts, usage, scheduler, decisions, auth, mailer, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -7,6 +7,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { type Db, openDb } from '../src/db/open.ts';
 import type { DecisionEngine } from '../src/engines/engine.ts';
 import { createFakeEngine } from '../src/engines/fake/fake-engine.ts';
+import type { Mailer, MailMessage } from '../src/mail/mailer.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { createServices, type ServiceOptions } from '../src/services.ts';
 
@@ -65,6 +66,7 @@ export async function makeTestApp(options: TestAppOptions = {}) {
   const engine = options.engine ?? createFakeEngine();
   await engine.load();
   const logger = createLogger('silent');
+  const { mailer, outbox } = captureMailer();
   const services = createServices(db, engine, logger, {
     queueLimit: 16,
     requestTimeoutMs: 10_000,
@@ -73,6 +75,9 @@ export async function makeTestApp(options: TestAppOptions = {}) {
     maxKeysPerAccount: 3,
     maxBodyBytes: 1_048_576,
     siteOrigin: undefined,
+    authSecret: 'test-secret-test-secret-test-secret-0123',
+    publicUrl: 'http://127.0.0.1',
+    mailer,
     ...options,
   });
   const account = await services.accounts.ensure(`user-${randomBytes(4).toString('hex')}@example.com`);
@@ -94,7 +99,21 @@ export async function makeTestApp(options: TestAppOptions = {}) {
     await engine.close();
     await db.drop();
   }
-  return { ...services, db, engine, account, key: created.key, keyId: created.id, req, close };
+  return { ...services, db, engine, account, key: created.key, keyId: created.id, req, close, outbox };
+}
+
+/** A mailer that keeps what it sends, for tests that read verification and reset links. */
+export function captureMailer(): { mailer: Mailer; outbox: MailMessage[] } {
+  const outbox: MailMessage[] = [];
+  return {
+    outbox,
+    mailer: {
+      async send(message) {
+        outbox.push(message);
+      },
+      async close() {},
+    },
+  };
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import type { Dialect } from './open.ts';
 
 /**
@@ -51,6 +51,70 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema.createIndex('usage_event_key_ts_idx').on('usage_event').columns(['key_id', 'ts']).execute();
         await db.schema.createIndex('usage_event_user_ts_idx').on('usage_event').columns(['user_id', 'ts']).execute();
+      },
+    },
+    '0002_auth': {
+      // better-auth's session, account and verification models, as its getMigrations() would create
+      // them (checked by src/auth/schema.test.ts); `user` comes from 0001.
+      async up(db: Kysely<unknown>) {
+        const time = pg ? 'timestamptz' : 'date';
+        const now = sql`CURRENT_TIMESTAMP`;
+        await db.schema
+          .createTable('session')
+          .addColumn('id', 'text', (c) => c.notNull().primaryKey())
+          .addColumn('expiresAt', time, (c) => c.notNull())
+          .addColumn('token', 'text', (c) => c.notNull().unique())
+          .addColumn('createdAt', time, (c) => (pg ? c.defaultTo(now).notNull() : c.notNull()))
+          .addColumn('updatedAt', time, (c) => c.notNull())
+          .addColumn('ipAddress', 'text')
+          .addColumn('userAgent', 'text')
+          .addColumn('userId', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .execute();
+        await db.schema
+          .createTable('account')
+          .addColumn('id', 'text', (c) => c.notNull().primaryKey())
+          .addColumn('accountId', 'text', (c) => c.notNull())
+          .addColumn('providerId', 'text', (c) => c.notNull())
+          .addColumn('userId', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('accessToken', 'text')
+          .addColumn('refreshToken', 'text')
+          .addColumn('idToken', 'text')
+          .addColumn('accessTokenExpiresAt', time)
+          .addColumn('refreshTokenExpiresAt', time)
+          .addColumn('scope', 'text')
+          .addColumn('password', 'text')
+          .addColumn('createdAt', time, (c) => (pg ? c.defaultTo(now).notNull() : c.notNull()))
+          .addColumn('updatedAt', time, (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('verification')
+          .addColumn('id', 'text', (c) => c.notNull().primaryKey())
+          .addColumn('identifier', 'text', (c) => c.notNull())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('expiresAt', time, (c) => c.notNull())
+          .addColumn('createdAt', time, (c) => (pg ? c.defaultTo(now).notNull() : c.notNull()))
+          .addColumn('updatedAt', time, (c) => (pg ? c.defaultTo(now).notNull() : c.notNull()))
+          .execute();
+        await db.schema.createIndex('session_userId_idx').on('session').column('userId').execute();
+        await db.schema.createIndex('account_userId_idx').on('account').column('userId').execute();
+        await db.schema.createIndex('verification_identifier_idx').on('verification').column('identifier').execute();
+      },
+    },
+    '0003_usage_aggregate': {
+      // What is kept of a deleted account's usage: daily totals per route and model, with no user or key.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('usage_aggregate')
+          .addColumn('day', 'text', (c) => c.notNull())
+          .addColumn('route', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('requests', 'bigint', (c) => c.notNull())
+          .addColumn('errors', 'bigint', (c) => c.notNull())
+          .addColumn('questions', 'bigint', (c) => c.notNull())
+          .addColumn('input_tokens', 'bigint', (c) => c.notNull())
+          .addColumn('output_tokens', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('usage_aggregate_pk', ['day', 'route', 'model'])
+          .execute();
       },
     },
   };

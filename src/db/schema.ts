@@ -41,10 +41,65 @@ export interface UsageEventTable {
   latency_ms: number;
 }
 
+type Time = ColumnType<Date | string, Date | string, Date | string>;
+
+/** better-auth's models (migration 0002); better-auth writes them, we read and delete. */
+export interface SessionTable {
+  id: string;
+  expiresAt: Time;
+  token: string;
+  createdAt: Time;
+  updatedAt: Time;
+  ipAddress: string | null;
+  userAgent: string | null;
+  userId: string;
+}
+
+export interface AccountTable {
+  id: string;
+  accountId: string;
+  providerId: string;
+  userId: string;
+  accessToken: string | null;
+  refreshToken: string | null;
+  idToken: string | null;
+  accessTokenExpiresAt: Time | null;
+  refreshTokenExpiresAt: Time | null;
+  scope: string | null;
+  password: string | null;
+  createdAt: Time;
+  updatedAt: Time;
+}
+
+export interface VerificationTable {
+  id: string;
+  identifier: string;
+  value: string;
+  expiresAt: Time;
+  createdAt: Time;
+  updatedAt: Time;
+}
+
+/** Usage kept after an account is deleted: daily totals with no user or key (migration 0003). */
+export interface UsageAggregateTable {
+  day: string;
+  route: string;
+  model: string;
+  requests: ColumnType<number | string, number, number>;
+  errors: ColumnType<number | string, number, number>;
+  questions: ColumnType<number | string, number, number>;
+  input_tokens: ColumnType<number | string, number, number>;
+  output_tokens: ColumnType<number | string, number, number>;
+}
+
 export interface Database {
   user: UserTable;
   api_key: ApiKeyTable;
   usage_event: UsageEventTable;
+  session: SessionTable;
+  account: AccountTable;
+  verification: VerificationTable;
+  usage_aggregate: UsageAggregateTable;
 }
 
 /** bigint columns arrive as strings from pg and numbers from SQLite. */

@@ -65,5 +65,16 @@ for (const kind of databases()) {
       assert.equal(await keys.revoke(other.id, k.id), false);
       assert.ok(await keys.verify(k.key));
     });
+
+    test('keys of an account that has not verified its email are refused with EMAIL_NOT_VERIFIED', async () => {
+      const { id } = await createAccountService(db).ensure('unverified@example.com');
+      await db.kysely.updateTable('user').set({ emailVerified: false }).where('id', '=', id).execute();
+      const keys = createKeyService(db, { maxKeysPerAccount: 3, cacheTtlMs: 0 });
+      const k = await keys.create(id, 'early');
+      await assert.rejects(keys.verify(k.key), (e: { code?: string }) => e.code === 'EMAIL_NOT_VERIFIED');
+      await db.kysely.updateTable('user').set({ emailVerified: true }).where('id', '=', id).execute();
+      await new Promise((r) => setTimeout(r, 20)); // past the (1 ms) cache TTL
+      assert.deepEqual(await keys.verify(k.key), { keyId: k.id, userId: id });
+    });
   });
 }

@@ -43,7 +43,7 @@ export function hashKey(key: string): string {
 export function createKeyService(db: Db, options: KeyServiceOptions) {
   const now = options.now ?? Date.now;
   // Caches hits and misses alike, so that a flood of bad keys costs one read per key per TTL.
-  const cache = new LRUCache<string, KeyOwner | 'none'>({
+  const cache = new LRUCache<string, (KeyOwner & { verified: boolean }) | 'none'>({
     max: options.cacheSize ?? 10_000,
     ttl: Math.max(1, options.cacheTtlMs),
   });
@@ -81,21 +81,36 @@ export function createKeyService(db: Db, options: KeyServiceOptions) {
     return { key, ...listing(row) };
   }
 
-  /** Resolves a presented key to its owner, or null. One indexed read per key per TTL. */
+  /**
+   * Resolves a presented key to its owner, or null when unknown or revoked. Throws EMAIL_NOT_VERIFIED
+   * when the key's account has not verified its email. One indexed read (joined to the user) per key
+   * per TTL; hits, misses and unverified owners are all cached.
+   */
   async function verify(key: string): Promise<KeyOwner | null> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
     const hash = hashKey(key);
-    const cached = cache.get(hash);
-    if (cached !== undefined) return cached === 'none' ? null : cached;
-    const row = await db.kysely
-      .selectFrom('api_key')
-      .select(['id', 'user_id'])
-      .where('hash', '=', hash)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    const owner = row ? { keyId: row.id, userId: row.user_id } : null;
-    cache.set(hash, owner ?? 'none');
-    return owner;
+    let entry = cache.get(hash);
+    if (entry === undefined) {
+      const row = await db.kysely
+        .selectFrom('api_key')
+        .innerJoin('user', 'user.id', 'api_key.user_id')
+        .select(['api_key.id as id', 'api_key.user_id as user_id', 'user.emailVerified as verified'])
+        .where('api_key.hash', '=', hash)
+        .where('api_key.revoked_at', 'is', null)
+        .executeTakeFirst();
+      entry = !row
+        ? 'none'
+        : { keyId: row.id, userId: row.user_id, verified: row.verified === true || Number(row.verified) === 1 };
+      cache.set(hash, entry);
+    }
+    if (entry === 'none') return null;
+    if (!entry.verified) {
+      throw fail(
+        'EMAIL_NOT_VERIFIED',
+        "this API key's account has not verified its email; open the link in the verification email (or ask for a new one) first",
+      );
+    }
+    return { keyId: entry.keyId, userId: entry.userId };
   }
 
   async function list(userId: string, options: { includeRevoked?: boolean } = {}): Promise<KeyListing[]> {
@@ -120,7 +135,20 @@ export function createKeyService(db: Db, options: KeyServiceOptions) {
     return true;
   }
 
-  return { create, verify, list, revoke };
+  /** Revokes every active key of an account (account deletion); returns how many. */
+  async function revokeAll(userId: string): Promise<number> {
+    const rows = await db.kysely
+      .updateTable('api_key')
+      .set({ revoked_at: now() })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .returning(['hash'])
+      .execute();
+    for (const row of rows) cache.delete(row.hash);
+    return rows.length;
+  }
+
+  return { create, verify, list, revoke, revokeAll };
 }
 
 export type KeyService = ReturnType<typeof createKeyService>;

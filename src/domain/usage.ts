@@ -71,21 +71,31 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
     });
   }
 
-  /** Writes what is pending; concurrent calls share one write. */
-  function flush(): Promise<void> {
-    if (flushing) return flushing.then(() => (pending.length > 0 ? flush() : undefined));
-    if (pending.length === 0) return Promise.resolve();
-    const batch = pending;
-    pending = [];
-    flushing = writeBatch(batch)
-      .catch((error: unknown) => {
-        pending = batch.concat(pending);
-        options.onError?.(error, pending.length);
-      })
-      .finally(() => {
-        flushing = undefined;
-      });
-    return flushing;
+  /**
+   * Writes what is pending and resolves once nothing is pending or being written (or a write failed:
+   * its events wait for the next flush). Concurrent calls share the writes in flight.
+   */
+  async function flush(): Promise<void> {
+    while (flushing || pending.length > 0) {
+      if (flushing) {
+        await flushing;
+        continue;
+      }
+      const batch = pending;
+      pending = [];
+      let failed = false;
+      flushing = writeBatch(batch)
+        .catch((error: unknown) => {
+          failed = true;
+          pending = batch.concat(pending);
+          options.onError?.(error, pending.length);
+        })
+        .finally(() => {
+          flushing = undefined;
+        });
+      await flushing;
+      if (failed) return;
+    }
   }
 
   async function close(): Promise<void> {

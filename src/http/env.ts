@@ -1,4 +1,5 @@
 import type { KeyOwner } from '../domain/keys.ts';
+import type { SessionAccount } from './middleware/session-auth.ts';
 
 /** Per-request values set by middleware. */
 export interface AppEnv {
@@ -6,6 +7,8 @@ export interface AppEnv {
     requestId: string;
     /** Set by the API-key middleware on /v1 routes. */
     owner: KeyOwner;
+    /** Set by the session middleware on console routes. */
+    account: SessionAccount;
     /** Set by handlers that consumed model capacity, for the usage meter. */
     metered: { model: string; questions: number; inputTokens: number; outputTokens: number };
   };

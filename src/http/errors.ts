@@ -15,6 +15,9 @@ export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: str
   MISSING_CREDENTIALS: { status: 403, type: 'authentication_error' },
   INVALID_CREDENTIALS: { status: 401, type: 'authentication_error' },
   FORBIDDEN: { status: 403, type: 'permission_denied' },
+  UNAUTHENTICATED: { status: 401, type: 'authentication_error' },
+  EMAIL_NOT_VERIFIED: { status: 403, type: 'email_not_verified' },
+  CSRF: { status: 403, type: 'csrf_rejected' },
   NOT_FOUND: { status: 404, type: 'not_found' },
   KEY_LIMIT: { status: 409, type: 'key_limit_reached' },
   CONFLICT: { status: 409, type: 'conflict' },
@@ -48,8 +51,8 @@ export const ErrorBody = z
 export function errorResponses(...statuses: number[]) {
   const describe: Record<number, string> = {
     400: 'A semantic limit was exceeded (option counts, token limits, unknown model or type, malformed JSON)',
-    401: 'The API key is unknown or revoked',
-    403: 'No credentials were sent',
+    401: 'The API key is unknown or revoked, or there is no valid session',
+    403: 'No credentials were sent, the email is not verified, or a cross-site request was refused',
     404: 'Not found',
     409: 'Conflict',
     413: 'The body is larger than the limit',

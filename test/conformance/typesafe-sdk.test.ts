@@ -68,7 +68,7 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
     const models = await client.models.list();
     assert.equal(models.length, 1);
     assert.equal(models[0]?.name, 'brier-latest');
-    assert.equal(models[0]?.id, 'brier-fake-3.0.0');
+    assert.equal((models[0] as unknown as { id: string }).id, 'brier-fake-3.0.0');
   });
 
   test('each error status surfaces as the matching SDK error class with a readable message', async () => {

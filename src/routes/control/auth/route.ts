@@ -1,0 +1,166 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { AUTH_BASE_PATH, type Auth, PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create-auth.ts';
+import type { Db } from '../../../db/open.ts';
+import { type ErrorCode, fail } from '../../../domain/errors.ts';
+import type { AppEnv } from '../../../http/env.ts';
+import { errorResponse } from '../../../http/errors.ts';
+import { registerAuthDocs } from './protocol.ts';
+
+const USED_VERIFY_PREFIX = 'brier-used-verify:';
+const USED_VERIFY_KEEP_MS = 25 * 3600 * 1000;
+
+/** Clear rules, clear messages; better-auth enforces the same length bounds behind us. */
+export function checkPassword(password: unknown, email: unknown): void {
+  if (typeof password !== 'string') throw fail('BAD_REQUEST', 'password: required, a string');
+  if (password.length < PASSWORD_MIN) {
+    throw fail(
+      'BAD_REQUEST',
+      `password: must be at least ${PASSWORD_MIN} characters (the limit); it has ${password.length}`,
+    );
+  }
+  if (password.length > PASSWORD_MAX) {
+    throw fail(
+      'BAD_REQUEST',
+      `password: must be at most ${PASSWORD_MAX} characters (the limit); it has ${password.length}`,
+    );
+  }
+  if (new Set(password).size < 4) throw fail('BAD_REQUEST', 'password: must use at least 4 different characters');
+  const local = typeof email === 'string' ? (email.split('@')[0] ?? '').toLowerCase() : '';
+  if (local.length >= 4 && password.toLowerCase().includes(local)) {
+    throw fail('BAD_REQUEST', 'password: must not contain the email address');
+  }
+}
+
+function codeFor(status: number, betterAuthCode: string | undefined): ErrorCode {
+  if (betterAuthCode === 'EMAIL_NOT_VERIFIED') return 'EMAIL_NOT_VERIFIED';
+  if (status === 401) return 'INVALID_CREDENTIALS';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 409) return 'CONFLICT';
+  if (status === 429) return 'RATE_LIMITED';
+  if (status >= 500) return 'INTERNAL';
+  return 'BAD_REQUEST';
+}
+
+const MESSAGES: Record<string, string> = {
+  EMAIL_NOT_VERIFIED:
+    'email not verified: open the link in the verification email, or ask for a new one with POST /control/v1/auth/send-verification-email',
+  INVALID_EMAIL_OR_PASSWORD: 'invalid email or password',
+  INVALID_TOKEN: 'this link is invalid or has expired; ask for a new one',
+  TOKEN_EXPIRED: 'this link has expired; ask for a new one',
+};
+
+async function readJson(request: Request): Promise<Record<string, unknown>> {
+  try {
+    const body: unknown = await request.clone().json();
+    if (body && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw fail('INVALID_JSON', 'body is not a JSON object');
+}
+
+function withBody(request: Request, body: unknown): Request {
+  const headers = new Headers(request.headers);
+  headers.delete('content-length');
+  return new Request(request.url, { method: request.method, headers, body: JSON.stringify(body) });
+}
+
+/** Removes session tokens from JSON bodies: the session travels only in the HttpOnly cookie. */
+async function withoutTokens(response: Response): Promise<Response> {
+  if (!response.headers.get('content-type')?.includes('application/json')) return response;
+  const body: unknown = await response.json();
+  if (body && typeof body === 'object') {
+    const record = body as Record<string, unknown>;
+    delete record.token;
+    const session = record.session;
+    if (session && typeof session === 'object') delete (session as Record<string, unknown>).token;
+  }
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(body), { status: response.status, headers });
+}
+
+/**
+ * Mounts better-auth under /control/v1/auth. Around it: password rules with clear messages, a default
+ * display name, single-use verification links, no session tokens in bodies, and errors rewritten into
+ * the one error shape.
+ */
+export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: Db }): void {
+  const { auth, db } = deps;
+  registerAuthDocs(app);
+
+  app.on(['GET', 'POST'], `${AUTH_BASE_PATH}/*`, async (c) => {
+    const sub = c.req.path.slice(AUTH_BASE_PATH.length);
+    let request = c.req.raw;
+    let usedMarker: string | undefined;
+
+    if (c.req.method === 'POST' && sub === '/sign-up/email') {
+      const body = await readJson(request);
+      if (typeof body.email !== 'string' || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email.trim())) {
+        throw fail('BAD_REQUEST', 'email: required, an email address');
+      }
+      checkPassword(body.password, body.email);
+      if (typeof body.name !== 'string' || body.name.trim() === '') {
+        request = withBody(request, { ...body, name: body.email.trim().split('@')[0] });
+      }
+    } else if (c.req.method === 'POST' && sub === '/reset-password') {
+      const body = await readJson(request);
+      checkPassword(body.newPassword, undefined);
+    } else if (c.req.method === 'GET' && sub === '/verify-email') {
+      const token = c.req.query('token') ?? '';
+      usedMarker = `${USED_VERIFY_PREFIX}${createHash('sha256').update(token).digest('base64url')}`;
+      const used = await db.kysely
+        .selectFrom('verification')
+        .select('id')
+        .where('identifier', '=', usedMarker)
+        .executeTakeFirst();
+      if (used) throw fail('BAD_REQUEST', 'this verification link was already used; sign in, or ask for a new link');
+    }
+
+    let response = await auth.handler(request);
+
+    if (response.status >= 400) {
+      let code: string | undefined;
+      let message = `${c.req.method} ${c.req.path} failed with ${response.status}`;
+      try {
+        const body = (await response.clone().json()) as { code?: unknown; message?: unknown };
+        if (typeof body.code === 'string') code = body.code;
+        if (typeof body.message === 'string' && body.message !== '') {
+          message = body.message.charAt(0).toLowerCase() + body.message.slice(1);
+        }
+      } catch {
+        // not JSON
+      }
+      const status = response.status;
+      const retryAfter = response.headers.get('x-retry-after') ?? response.headers.get('retry-after');
+      return errorResponse(
+        c,
+        fail(codeFor(status, code), (code && MESSAGES[code]) ?? message, {
+          ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}),
+        }),
+      );
+    }
+
+    if (usedMarker) {
+      const location = response.headers.get('location') ?? '';
+      if (!/[?&]error=/.test(location)) {
+        const now = new Date();
+        await db.kysely
+          .insertInto('verification')
+          .values({
+            id: randomUUID(),
+            identifier: usedMarker,
+            value: 'used',
+            expiresAt: new Date(now.getTime() + USED_VERIFY_KEEP_MS),
+            createdAt: now,
+            updatedAt: now,
+          })
+          .execute();
+      }
+    }
+    if (response.status < 300) response = await withoutTokens(response);
+    return response;
+  });
+}

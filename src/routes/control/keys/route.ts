@@ -1,0 +1,78 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { fail } from '../../../domain/errors.ts';
+import type { KeyService, KeyListing as Listing } from '../../../domain/keys.ts';
+import type { AppEnv } from '../../../http/env.ts';
+import { errorResponses } from '../../../http/errors.ts';
+import { CreatedKey, CreateKeyRequest, KeyIdParam, KeyList } from './protocol.ts';
+
+const security = [{ session: [] }];
+
+export const createKeyRoute = createRoute({
+  method: 'post',
+  path: '/control/v1/keys',
+  tags: ['Console'],
+  summary: 'Create an API key (shown once)',
+  description: 'At most 3 active keys per account. The value is in `key` in this response only.',
+  security,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateKeyRequest } } } },
+  responses: {
+    201: { description: 'The key, once', content: { 'application/json': { schema: CreatedKey } } },
+    ...errorResponses(401, 403, 409, 422),
+  },
+});
+
+export const listKeysRoute = createRoute({
+  method: 'get',
+  path: '/control/v1/keys',
+  tags: ['Console'],
+  summary: "List the account's active API keys (prefixes only)",
+  security,
+  responses: {
+    200: { description: 'Active keys, oldest first', content: { 'application/json': { schema: KeyList } } },
+    ...errorResponses(401, 403),
+  },
+});
+
+export const revokeKeyRoute = createRoute({
+  method: 'delete',
+  path: '/control/v1/keys/{id}',
+  tags: ['Console'],
+  summary: 'Revoke an API key',
+  description: 'The key stops working at once and is no longer listed.',
+  security,
+  request: { params: KeyIdParam },
+  responses: {
+    204: { description: 'Revoked' },
+    ...errorResponses(401, 403, 404),
+  },
+});
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function wire(k: Listing) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    created_at: new Date(k.createdAt).toISOString(),
+    last_used_at: iso(k.lastUsedAt),
+  };
+}
+
+export function registerKeys(app: OpenAPIHono<AppEnv>, keys: KeyService): void {
+  app.openapi(createKeyRoute, async (c) => {
+    const { name } = c.req.valid('json');
+    const created = await keys.create(c.get('account').userId, name);
+    return c.json({ ...wire(created), key: created.key }, 201);
+  });
+  app.openapi(listKeysRoute, async (c) => {
+    const list = await keys.list(c.get('account').userId);
+    return c.json({ data: list.map(wire) }, 200);
+  });
+  app.openapi(revokeKeyRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    if (!(await keys.revoke(c.get('account').userId, id)))
+      throw fail('NOT_FOUND', `no active API key ${id} in this account`);
+    return c.body(null, 204);
+  });
+}

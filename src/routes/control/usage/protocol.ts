@@ -1,0 +1,58 @@
+import { z } from '@hono/zod-openapi';
+import { USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS } from '../../../domain/usage-report.ts';
+
+export const UsageQuery = z.object({
+  days: z.coerce
+    .number<string>()
+    .int()
+    .min(1)
+    .max(USAGE_MAX_DAYS)
+    .default(USAGE_DEFAULT_DAYS)
+    .openapi({
+      param: { name: 'days', in: 'query' },
+      description: `Window in UTC days, today included (1 to ${USAGE_MAX_DAYS}, default ${USAGE_DEFAULT_DAYS})`,
+      example: 30,
+    }),
+});
+
+const Counts = {
+  requests: z.number().int().openapi({ description: 'Requests made with the key(s), errors included' }),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  questions: z.number().int().openapi({ description: 'Questions answered' }),
+  errors: z.number().int().openapi({ description: 'Requests answered with a status of 400 or more' }),
+};
+
+export const UsageCounts = z.object(Counts).openapi('UsageCounts');
+export const UsageDay = z
+  .object({ date: z.string().openapi({ example: '2025-01-31', description: 'UTC day' }), ...Counts })
+  .openapi('UsageDay');
+
+export const KeyUsage = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string(),
+    revoked: z.boolean(),
+    totals: UsageCounts,
+    daily: z.array(UsageDay).openapi({ description: 'One entry per day of the window, oldest first, zero-filled' }),
+  })
+  .openapi('KeyUsage');
+
+export const UsageReport = z
+  .object({
+    window: z.object({
+      days: z.number().int(),
+      from: z.string().openapi({ example: '2025-01-02' }),
+      to: z.string().openapi({ example: '2025-01-31' }),
+    }),
+    totals: UsageCounts.openapi({
+      description:
+        'With a session: every key of the account in the window, revoked keys included. With an API key: that key.',
+    }),
+    daily: z.array(UsageDay).openapi({ description: 'The totals by day, oldest first, zero-filled' }),
+    keys: z.array(KeyUsage).openapi({
+      description: "With a session: the account's active keys. With an API key: that key alone.",
+    }),
+  })
+  .openapi('UsageReport');
