@@ -60,6 +60,19 @@ export interface TestAppOptions extends Partial<ServiceOptions> {
   engine?: DecisionEngine;
 }
 
+/** Service options for tests: small queue, fast usage flushes, a fixed auth secret. */
+export const TEST_SERVICE_OPTIONS = {
+  queueLimit: 16,
+  requestTimeoutMs: 10_000,
+  usageFlushMs: 50,
+  keyCacheTtlMs: 1000,
+  maxKeysPerAccount: 3,
+  maxBodyBytes: 1_048_576,
+  siteOrigin: undefined,
+  authSecret: 'test-secret-test-secret-test-secret-0123',
+  publicUrl: 'http://127.0.0.1',
+} satisfies Partial<ServiceOptions>;
+
 /** The real service graph on a fresh database with a deterministic engine; requests go through app.request(). */
 export async function makeTestApp(options: TestAppOptions = {}) {
   const db = await freshDb(options.db ?? 'sqlite');
@@ -67,19 +80,7 @@ export async function makeTestApp(options: TestAppOptions = {}) {
   await engine.load();
   const logger = createLogger('silent');
   const { mailer, outbox } = captureMailer();
-  const services = createServices(db, engine, logger, {
-    queueLimit: 16,
-    requestTimeoutMs: 10_000,
-    usageFlushMs: 50,
-    keyCacheTtlMs: 1000,
-    maxKeysPerAccount: 3,
-    maxBodyBytes: 1_048_576,
-    siteOrigin: undefined,
-    authSecret: 'test-secret-test-secret-test-secret-0123',
-    publicUrl: 'http://127.0.0.1',
-    mailer,
-    ...options,
-  });
+  const services = createServices(db, engine, logger, { ...TEST_SERVICE_OPTIONS, mailer, ...options });
   const account = await services.accounts.ensure(`user-${randomBytes(4).toString('hex')}@example.com`);
   const created = await services.keys.create(account.id, 'test');
 
