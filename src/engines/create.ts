@@ -25,8 +25,10 @@ export async function createEngine(config: Config): Promise<DecisionEngine> {
         description: describeModelSpec(spec).description,
       });
     }
-    case 'embedded':
-      throw new Error('the embedded engine is not available yet: set BRIER_MODEL to a .gguf file');
+    case 'embedded': {
+      const { createEmbeddedEngine } = await import('./embedded/index.ts');
+      return createEmbeddedEngine({ threads: config.threads });
+    }
     case 'upstream':
       throw new Error(`BRIER_MODEL=${spec.baseUrl}: upstream engines are not implemented yet`);
   }

@@ -1,0 +1,35 @@
+/** Embeds every text the training and evaluation sets need into the disk cache (resumable). */
+import { createEmbedder } from '../../src/engines/embedded/embedder.ts';
+import { createEncoderPool } from '../../src/engines/embedded/pool.ts';
+import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
+import { createEncoderTokenizer } from '../../src/engines/embedded/tokenizer.ts';
+import { loadCaldec } from './caldec.ts';
+import type { Example } from './data.ts';
+import { openDiskStore } from './store.ts';
+
+export async function embedAll(examples: Example[], withCaldec: boolean, log: (m: string) => void): Promise<void> {
+  const store = openDiskStore();
+  const all = new Set<string>();
+  for (const ex of examples) for (const t of textsToEmbed(requestTexts(ex.request))) all.add(t);
+  if (withCaldec) for (const c of loadCaldec()) for (const t of textsToEmbed(requestTexts(c.request))) all.add(t);
+  const todo = [...all].filter((t) => !store.get(t));
+  log(`embeddings: ${all.size} distinct texts, ${todo.length} to encode (cache: ${store.size()})`);
+  if (todo.length === 0) return;
+  const encoder = createEncoderPool({ threads: 2 });
+  const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer(), cacheEntries: 0, store });
+  const started = Date.now();
+  const BATCH = 128;
+  for (let i = 0; i < todo.length; i += BATCH) {
+    await embedder.embedMany(todo.slice(i, i + BATCH));
+    if ((i / BATCH) % 10 === 9 || i + BATCH >= todo.length) {
+      store.flush();
+      const done = Math.min(todo.length, i + BATCH);
+      const rate = done / ((Date.now() - started) / 1000);
+      log(
+        `  ${done}/${todo.length} (${rate.toFixed(1)} texts/s, eta ${((todo.length - done) / rate / 60).toFixed(1)} min)`,
+      );
+    }
+  }
+  store.flush();
+  await encoder.close();
+}

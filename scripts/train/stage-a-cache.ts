@@ -1,0 +1,110 @@
+/**
+ * Runs the Stage A fits (final, leave-one-training-task-out, 4-fold) and keeps their results in
+ * .cache/brier-lite, keyed by everything that determines them, so that re-running `npm run train`
+ * after a calibration change takes seconds. The fits are deterministic, so the cache only saves time.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type BilinearWeights, bilinearForward } from '../../src/engines/embedded/head.ts';
+import { decodeFloats, encodeFloats } from '../../src/engines/embedded/model.ts';
+import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import { HEAD_TASKS, SEEN_FOLDS, STAGE_A } from './config.ts';
+import { type Example, hash32, REPO_ROOT } from './data.ts';
+import { type Row, type StageAResult, trainStageA } from './stage-a.ts';
+
+export interface StageAOutputs {
+  final: StageAResult;
+  /** Scores of every row of a training task from the head fitted without that task. */
+  leaveOut: Map<string, Float64Array>;
+  /** Scores of every training row from the fold head that did not see it. */
+  folds: Map<string, Float64Array>;
+}
+
+type R = Row & { ex: Example };
+
+export function foldOf(id: string): number {
+  return (hash32(`fold:${id}`) >>> 3) % SEEN_FOLDS;
+}
+
+function weightsToJson(w: BilinearWeights): Record<string, string | number> {
+  return {
+    rank: w.rank,
+    nU: encodeFloats(w.noul.U),
+    nV: encodeFloats(w.noul.V),
+    cU: encodeFloats(w.choice.U),
+    cV: encodeFloats(w.choice.V),
+    sU: encodeFloats(w.score.U),
+    sV: encodeFloats(w.score.V),
+    sP: encodeFloats(w.score.P),
+    sQ: encodeFloats(w.score.Q),
+  };
+}
+
+function weightsFromJson(j: Record<string, string | number>): BilinearWeights {
+  const rank = Number(j.rank);
+  const m = (k: string): Float32Array => decodeFloats(String(j[k]), EMBEDDING_DIM * rank, k);
+  return {
+    rank,
+    noul: { U: m('nU'), V: m('nV') },
+    choice: { U: m('cU'), V: m('cV') },
+    score: { U: m('sU'), V: m('sV'), P: m('sP'), Q: m('sQ') },
+  };
+}
+
+export function runStageA(rows: R[], headTrain: R[], log: (m: string) => void): StageAOutputs {
+  const key = hash32(
+    JSON.stringify({
+      STAGE_A,
+      SEEN_FOLDS,
+      head: [...HEAD_TASKS].sort(),
+      n: rows.length,
+      ids: headTrain.map((r) => r.ex.id).join('|'),
+    }),
+  );
+  const path = join(REPO_ROOT, '.cache', 'brier-lite', `stage-a-${key.toString(16)}.json`);
+  if (existsSync(path)) {
+    const j = JSON.parse(readFileSync(path, 'utf8')) as {
+      final: { weights: Record<string, string | number>; beta: StageAResult['beta'] };
+      leaveOut: Record<string, number[]>;
+      folds: Record<string, number[]>;
+    };
+    log(`stage A: reusing ${path}`);
+    return {
+      final: { weights: weightsFromJson(j.final.weights), beta: j.final.beta },
+      leaveOut: new Map(Object.entries(j.leaveOut).map(([k, v]) => [k, Float64Array.from(v)])),
+      folds: new Map(Object.entries(j.folds).map(([k, v]) => [k, Float64Array.from(v)])),
+    };
+  }
+  log(`stage A: ${headTrain.length} training rows`);
+  const final = trainStageA(headTrain, STAGE_A);
+  log('stage A: final fit done');
+  const leaveOut = new Map<string, Float64Array>();
+  for (const task of HEAD_TASKS) {
+    const fit = trainStageA(
+      headTrain.filter((r) => r.task !== task),
+      STAGE_A,
+    );
+    for (const r of rows) if (r.task === task) leaveOut.set(r.ex.id, bilinearForward(r.x, fit.weights).bil);
+    log(`stage A: leave-out ${task} done`);
+  }
+  const folds = new Map<string, Float64Array>();
+  for (let f = 0; f < SEEN_FOLDS; f++) {
+    const fit = trainStageA(
+      headTrain.filter((r) => foldOf(r.ex.id) !== f),
+      STAGE_A,
+    );
+    for (const r of headTrain) if (foldOf(r.ex.id) === f) folds.set(r.ex.id, bilinearForward(r.x, fit.weights).bil);
+    log(`stage A: fold ${f + 1}/${SEEN_FOLDS} done`);
+  }
+  const round = (m: Map<string, Float64Array>): Record<string, number[]> =>
+    Object.fromEntries([...m].map(([k, v]) => [k, [...v]]));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      final: { weights: weightsToJson(final.weights), beta: final.beta },
+      leaveOut: round(leaveOut),
+      folds: round(folds),
+    }),
+  );
+  return { final, leaveOut, folds };
+}

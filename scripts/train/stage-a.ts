@@ -1,0 +1,220 @@
+/**
+ * Stage A: trains the low-rank bilinear matrices of the head (plus per-type scalar weights with
+ * beta_0 fixed at 1) by task-balanced softmax cross-entropy with Adam and weight decay.
+ * Minibatches hold rows of one task, so option projections are computed once per batch.
+ */
+import type { QuestionInput, QuestionType } from '../../src/engines/embedded/features.ts';
+import { levelPosition, SCALAR_FEATURES, scalarFeatures } from '../../src/engines/embedded/features.ts';
+import { type BilinearWeights, combine, emptyBilinear, project, softmax } from '../../src/engines/embedded/head.ts';
+import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import { mulberry32 } from './data.ts';
+
+export interface Row {
+  task: string;
+  x: QuestionInput;
+  psi: Float64Array;
+  target: number;
+}
+
+export interface StageAOptions {
+  rank: number;
+  epochs: number;
+  lr: number;
+  decay: number;
+  batch: number;
+  seed: number;
+}
+
+export interface StageAResult {
+  weights: BilinearWeights;
+  beta: Record<QuestionType, number[]>;
+}
+
+const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
+
+function matrices(w: BilinearWeights): Float32Array[] {
+  return [w.noul.U, w.noul.V, w.choice.U, w.choice.V, w.score.U, w.score.V, w.score.P, w.score.Q];
+}
+
+export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
+  const rand = mulberry32(o.seed);
+  const gauss = (): number => {
+    const u = Math.max(1e-12, rand());
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand());
+  };
+  const w = emptyBilinear(o.rank, () => 0.05 * gauss());
+  const beta: Record<QuestionType, number[]> = {
+    noul: [1, ...SCALAR_FEATURES.noul.map(() => 0)],
+    choice: [1, ...SCALAR_FEATURES.choice.map(() => 0)],
+    score: [1, ...SCALAR_FEATURES.score.map(() => 0)],
+  };
+  const ws = matrices(w);
+  const m1 = ws.map((a) => new Float32Array(a.length));
+  const m2 = ws.map((a) => new Float32Array(a.length));
+  const bm1 = TYPES.map((t) => new Float64Array(beta[t].length));
+  const bm2 = TYPES.map((t) => new Float64Array(beta[t].length));
+  const taskCount = new Map<string, number>();
+  for (const r of rows) taskCount.set(r.task, (taskCount.get(r.task) ?? 0) + 1);
+  const nTasks = taskCount.size;
+  // batches: rows of one task, shuffled each epoch
+  const byTask = new Map<string, Row[]>();
+  for (const r of rows) {
+    const list = byTask.get(r.task) ?? [];
+    list.push(r);
+    byTask.set(r.task, list);
+  }
+  let step = 0;
+  const g = emptyBilinear(o.rank);
+  const gs = matrices(g);
+  const r = o.rank;
+  for (let epoch = 0; epoch < o.epochs; epoch++) {
+    const batches: Row[][] = [];
+    for (const list of byTask.values()) {
+      const shuffled = [...list];
+      for (let i = shuffled.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        const t = shuffled[i] as Row;
+        shuffled[i] = shuffled[j] as Row;
+        shuffled[j] = t;
+      }
+      for (let i = 0; i < shuffled.length; i += o.batch) batches.push(shuffled.slice(i, i + o.batch));
+    }
+    for (let i = batches.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      const t = batches[i] as Row[];
+      batches[i] = batches[j] as Row[];
+      batches[j] = t;
+    }
+    let epochLoss = 0;
+    for (const batch of batches) {
+      for (const a of gs) a.fill(0);
+      const gb: Record<QuestionType, Float64Array> = {
+        noul: new Float64Array(beta.noul.length),
+        choice: new Float64Array(beta.choice.length),
+        score: new Float64Array(beta.score.length),
+      };
+      const yCache = new Map<Float32Array, Float64Array>();
+      const hV = new Map<Float32Array, Float64Array>();
+      for (const row of batch) {
+        const x = row.x;
+        const lr = w[x.type];
+        const gl = g[x.type];
+        const scale = 1 / ((taskCount.get(row.task) ?? 1) * nTasks);
+        const xs = project(lr.U, x.s, r, new Float64Array(r));
+        const ys = x.o.map((ov) => {
+          if (!ov) return null;
+          let y = yCache.get(ov);
+          if (!y) {
+            y = project(lr.V, ov, r, new Float64Array(r));
+            yCache.set(ov, y);
+          }
+          return y;
+        });
+        const bil = new Float64Array(x.k);
+        for (let k = 0; k < x.k; k++) {
+          const y = ys[k];
+          let v = 0;
+          if (y) for (let a = 0; a < r; a++) v += (xs[a] ?? 0) * (y[a] ?? 0);
+          bil[k] = v;
+        }
+        let ps: Float64Array | null = null;
+        let qi: Float64Array | null = null;
+        if (x.type === 'score' && x.i) {
+          ps = project(w.score.P, x.s, r, new Float64Array(r));
+          qi = project(w.score.Q, x.i, r, new Float64Array(r));
+          let t = 0;
+          for (let a = 0; a < r; a++) t += (ps[a] ?? 0) * (qi[a] ?? 0);
+          for (let k = 0; k < x.k; k++) bil[k] = (bil[k] ?? 0) + levelPosition(k, x.k) * t;
+        }
+        const bt = beta[x.type];
+        const logits = combine(bil, row.psi, bt, x.k);
+        const p = softmax(logits);
+        epochLoss -= Math.log(Math.max(1e-12, p[row.target] ?? 0)) * scale;
+        const d = bt.length - 1;
+        const gbt = gb[x.type];
+        const gBil = new Float64Array(x.k);
+        for (let k = 0; k < x.k; k++) {
+          const gk = ((p[k] ?? 0) - (k === row.target ? 1 : 0)) * scale;
+          gBil[k] = gk * (bt[0] ?? 1);
+          for (let f = 0; f < d; f++) gbt[f + 1] = (gbt[f + 1] ?? 0) + gk * (row.psi[k * d + f] ?? 0);
+        }
+        // bilinear grads: dU += s (x) sum_k g_k y_k ; dV(o) += g_k xs (accumulated per distinct o)
+        const sy = new Float64Array(r);
+        for (let k = 0; k < x.k; k++) {
+          const y = ys[k];
+          const gk = gBil[k] ?? 0;
+          const ov = x.o[k];
+          if (!y || !ov || gk === 0) continue;
+          for (let a = 0; a < r; a++) sy[a] = (sy[a] ?? 0) + gk * (y[a] ?? 0);
+          let h = hV.get(ov);
+          if (!h) {
+            h = new Float64Array(r + 1);
+            h[r] = TYPES.indexOf(x.type);
+            hV.set(ov, h);
+          }
+          for (let a = 0; a < r; a++) h[a] = (h[a] ?? 0) + gk * (xs[a] ?? 0);
+        }
+        outer(gl.U, x.s, sy, r);
+        if (ps && qi && x.i) {
+          let gu = 0;
+          for (let k = 0; k < x.k; k++) gu += (gBil[k] ?? 0) * levelPosition(k, x.k);
+          const dp = new Float64Array(r);
+          const dq = new Float64Array(r);
+          for (let a = 0; a < r; a++) {
+            dp[a] = gu * (qi[a] ?? 0);
+            dq[a] = gu * (ps[a] ?? 0);
+          }
+          outer(g.score.P, x.s, dp, r);
+          outer(g.score.Q, x.i, dq, r);
+        }
+      }
+      for (const [ov, h] of hV) {
+        const type = TYPES[h[r] ?? 0] ?? 'noul';
+        outer(g[type].V, ov, h, r);
+      }
+      step++;
+      const b1 = 0.9;
+      const b2 = 0.999;
+      const c1 = 1 - b1 ** step;
+      const c2 = 1 - b2 ** step;
+      ws.forEach((param, idx) => {
+        const grad = gs[idx] as Float32Array;
+        const a1 = m1[idx] as Float32Array;
+        const a2 = m2[idx] as Float32Array;
+        for (let j = 0; j < param.length; j++) {
+          const gj = (grad[j] ?? 0) * nTasks + o.decay * (param[j] ?? 0);
+          a1[j] = b1 * (a1[j] ?? 0) + (1 - b1) * gj;
+          a2[j] = b2 * (a2[j] ?? 0) + (1 - b2) * gj * gj;
+          param[j] = (param[j] ?? 0) - (o.lr * ((a1[j] ?? 0) / c1)) / (Math.sqrt((a2[j] ?? 0) / c2) + 1e-8);
+        }
+      });
+      TYPES.forEach((t, ti) => {
+        const bt = beta[t];
+        const grad = gb[t];
+        const a1 = bm1[ti] as Float64Array;
+        const a2 = bm2[ti] as Float64Array;
+        for (let j = 1; j < bt.length; j++) {
+          const gj = (grad[j] ?? 0) * nTasks;
+          a1[j] = b1 * (a1[j] ?? 0) + (1 - b1) * gj;
+          a2[j] = b2 * (a2[j] ?? 0) + (1 - b2) * gj * gj;
+          bt[j] = (bt[j] ?? 0) - (o.lr * 3 * ((a1[j] ?? 0) / c1)) / (Math.sqrt((a2[j] ?? 0) / c2) + 1e-8);
+        }
+      });
+    }
+    void epochLoss;
+  }
+  return { weights: w, beta };
+}
+
+function outer(M: Float32Array, v: ArrayLike<number>, h: ArrayLike<number>, r: number): void {
+  for (let d = 0; d < EMBEDDING_DIM; d++) {
+    const vd = v[d] ?? 0;
+    if (vd === 0) continue;
+    const row = d * r;
+    for (let a = 0; a < r; a++) M[row + a] = (M[row + a] ?? 0) + vd * (h[a] ?? 0);
+  }
+}
+
+export function rowsFrom(task: string, x: QuestionInput, target: number): Row {
+  return { task, x, psi: scalarFeatures(x), target };
+}

@@ -1,0 +1,57 @@
+/** Embeddings cached on disk under .cache/brier-lite (git-ignored): texts.jsonl + vectors.f32, same order. */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import { REPO_ROOT } from './data.ts';
+
+export interface DiskStore {
+  get(text: string): Float32Array | undefined;
+  set(text: string, v: Float32Array): void;
+  flush(): void;
+  size(): number;
+}
+
+export function openDiskStore(name = 'embeddings-w256', readOnly = false): DiskStore {
+  const dir = join(REPO_ROOT, '.cache', 'brier-lite');
+  mkdirSync(dir, { recursive: true });
+  const textsPath = join(dir, `${name}.texts.jsonl`);
+  const vecPath = join(dir, `${name}.f32`);
+  const map = new Map<string, Float32Array>();
+  if (existsSync(textsPath) && existsSync(vecPath)) {
+    const texts = readFileSync(textsPath, 'utf8').split('\n').filter(Boolean);
+    const buf = readFileSync(vecPath);
+    const all = new Float32Array(buf.buffer, buf.byteOffset, Math.floor(buf.byteLength / 4));
+    const n = Math.min(texts.length, Math.floor(all.length / EMBEDDING_DIM));
+    for (let i = 0; i < n; i++)
+      map.set(JSON.parse(texts[i] ?? '""') as string, all.slice(i * EMBEDDING_DIM, (i + 1) * EMBEDDING_DIM));
+    if (!readOnly && (n !== texts.length || n * EMBEDDING_DIM !== all.length)) {
+      // an interrupted flush: keep the first n consistent entries
+      writeFileSync(textsPath, n > 0 ? `${texts.slice(0, n).join('\n')}\n` : '');
+      writeFileSync(vecPath, new Uint8Array(all.slice(0, n * EMBEDDING_DIM).buffer));
+    }
+  }
+  let pendingTexts: string[] = [];
+  let pendingVecs: Float32Array[] = [];
+  return {
+    get: (t) => map.get(t),
+    set(t, v) {
+      if (map.has(t)) return;
+      map.set(t, v);
+      pendingTexts.push(t);
+      pendingVecs.push(v);
+    },
+    flush() {
+      if (pendingTexts.length === 0) return;
+      const buf = new Float32Array(pendingVecs.length * EMBEDDING_DIM);
+      pendingVecs.forEach((v, i) => {
+        buf.set(v, i * EMBEDDING_DIM);
+      });
+      // vectors first: a crash between the two writes leaves extra vectors, never missing ones
+      appendFileSync(vecPath, new Uint8Array(buf.buffer));
+      appendFileSync(textsPath, `${pendingTexts.map((t) => JSON.stringify(t)).join('\n')}\n`);
+      pendingTexts = [];
+      pendingVecs = [];
+    },
+    size: () => map.size,
+  };
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  baselineMetrics,
+  brierScore,
+  computeMetrics,
+  ece,
+  majorityPrior,
+  nll,
+  oneHot,
+  reliability,
+  uniform,
+} from './metrics.ts';
+
+const close = (a: number, b: number, eps = 1e-9): void => assert.ok(Math.abs(a - b) < eps, `${a} != ${b}`);
+
+describe('metrics', () => {
+  it('Brier is the CalDec convention: sum of squares divided by the number of options', () => {
+    close(brierScore([0.5, 0.5], [0, 1]), 0.25);
+    close(brierScore([1, 0, 0], [1, 0, 0]), 0);
+    close(brierScore([0, 1, 0, 0], [1, 0, 0, 0]), 2 / 4);
+    close(brierScore(uniform(4), oneHot(4, 2)), 3 / 16);
+  });
+
+  it('NLL is the cross-entropy with soft targets, clipped', () => {
+    close(nll([0.25, 0.75], [0, 1]), -Math.log(0.75));
+    close(nll([0.5, 0.5], [0.2, 0.8]), Math.log(2));
+    assert.ok(Number.isFinite(nll([0, 1], [1, 0])));
+  });
+
+  it('ECE uses 15 equal-width bins on the top probability', () => {
+    close(ece([{ confidence: 0.9, correct: true }]), 0.1);
+    // two items in the same bin average before the gap is taken
+    close(
+      ece([
+        { confidence: 0.61, correct: true },
+        { confidence: 0.65, correct: false },
+      ]),
+      Math.abs(0.5 - 0.63),
+    );
+    // items in different bins do not cancel
+    close(
+      ece([
+        { confidence: 0.95, correct: false },
+        { confidence: 0.55, correct: true },
+      ]),
+      (0.95 + 0.45) / 2,
+    );
+    assert.equal(reliability([]).length, 15);
+  });
+
+  it('accuracy and ECE skip targets without a unique maximum; MAE only on ordinal items', () => {
+    const m = computeMetrics([
+      { p: [0.2, 0.8], t: [0, 1] },
+      { p: [0.6, 0.4], t: [0.5, 0.5] },
+      { p: [0.1, 0.2, 0.7], t: [0, 1, 0], ordinal: true },
+    ]);
+    assert.equal(m.n, 3);
+    assert.equal(m.nHard, 2);
+    close(m.accuracy, 0.5);
+    close(m.scoreMae ?? -1, Math.abs(0.2 + 1.4 - 1));
+  });
+
+  it('baselines: majority prior = label frequencies, uniform = 1/k', () => {
+    const targets = [oneHot(2, 0), oneHot(2, 0), oneHot(2, 0), oneHot(2, 1)];
+    assert.deepEqual(majorityPrior(targets), [0.75, 0.25]);
+    const b = baselineMetrics([{ targets, ordinal: false }]);
+    close(b.prior.accuracy, 0.75);
+    close(b.uniform.brier, 0.25);
+    close(b.prior.brier, (0.75 * (0.25 ** 2 * 2) + 0.25 * (0.75 ** 2 * 2)) / 2);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * Quality metrics for probability answers, used by the quality bench, the training pipeline and
+ * the model card. One convention everywhere:
+ *
+ * - Brier: the CalDec convention, sum over options of (p - t)^2 DIVIDED BY THE NUMBER OF OPTIONS
+ *   (so a noul answer of [0.5, 0.5] scores 0.25 whatever the label). Note this is the multi-class
+ *   sum divided by k, so values are comparable only between answers with the same option counts.
+ * - NLL: -sum_k t_k log p_k (natural log; p clipped at 1e-12).
+ * - Accuracy and ECE: on items whose target has a unique maximum; the prediction is the argmax of
+ *   p (first on ties). ECE uses 15 equal-width bins on the top probability.
+ * - Score MAE: |E_p[level] - E_t[level]| in levels (score questions only).
+ * Targets are distributions (a hard label is one-hot).
+ */
+
+export interface MetricItem {
+  p: readonly number[];
+  t: readonly number[];
+  /** Score questions: MAE is computed for these. */
+  ordinal?: boolean;
+}
+
+export interface Metrics {
+  n: number;
+  /** Items with a unique-maximum target (accuracy and ECE are over these). */
+  nHard: number;
+  accuracy: number;
+  brier: number;
+  nll: number;
+  ece: number;
+  /** null when no score items. */
+  scoreMae: number | null;
+}
+
+export function argmax(v: readonly number[]): number {
+  let best = 0;
+  for (let i = 1; i < v.length; i++) if ((v[i] ?? 0) > (v[best] ?? 0)) best = i;
+  return best;
+}
+
+function uniqueMax(t: readonly number[]): number | null {
+  const m = argmax(t);
+  const top = t[m] ?? 0;
+  for (let i = 0; i < t.length; i++) if (i !== m && (t[i] ?? 0) === top) return null;
+  return m;
+}
+
+/** CalDec Brier: sum_k (p_k - t_k)^2 / k. */
+export function brierScore(p: readonly number[], t: readonly number[]): number {
+  let s = 0;
+  for (let i = 0; i < p.length; i++) s += ((p[i] ?? 0) - (t[i] ?? 0)) ** 2;
+  return p.length > 0 ? s / p.length : 0;
+}
+
+export function nll(p: readonly number[], t: readonly number[]): number {
+  let s = 0;
+  for (let i = 0; i < p.length; i++) if ((t[i] ?? 0) > 0) s -= (t[i] ?? 0) * Math.log(Math.max(1e-12, p[i] ?? 0));
+  return s;
+}
+
+export function expectedLevel(p: readonly number[]): number {
+  let s = 0;
+  for (let i = 0; i < p.length; i++) s += i * (p[i] ?? 0);
+  return s;
+}
+
+export const ECE_BINS = 15;
+
+/** ECE over (confidence, correct) pairs, 15 equal-width bins on the top probability. */
+export function ece(pairs: readonly { confidence: number; correct: boolean }[], bins = ECE_BINS): number {
+  if (pairs.length === 0) return 0;
+  const conf = new Array<number>(bins).fill(0);
+  const acc = new Array<number>(bins).fill(0);
+  const cnt = new Array<number>(bins).fill(0);
+  for (const { confidence, correct } of pairs) {
+    const b = Math.min(bins - 1, Math.max(0, Math.floor(confidence * bins)));
+    conf[b] = (conf[b] ?? 0) + confidence;
+    acc[b] = (acc[b] ?? 0) + (correct ? 1 : 0);
+    cnt[b] = (cnt[b] ?? 0) + 1;
+  }
+  let e = 0;
+  for (let b = 0; b < bins; b++) {
+    const n = cnt[b] ?? 0;
+    if (n > 0) e += (n / pairs.length) * Math.abs((acc[b] ?? 0) / n - (conf[b] ?? 0) / n);
+  }
+  return e;
+}
+
+/** Reliability table rows: per bin, count, mean confidence and accuracy. */
+export function reliability(
+  pairs: readonly { confidence: number; correct: boolean }[],
+  bins = ECE_BINS,
+): { lo: number; hi: number; n: number; confidence: number; accuracy: number }[] {
+  const rows = Array.from({ length: bins }, (_, b) => ({
+    lo: b / bins,
+    hi: (b + 1) / bins,
+    n: 0,
+    confidence: 0,
+    accuracy: 0,
+  }));
+  for (const { confidence, correct } of pairs) {
+    const row = rows[Math.min(bins - 1, Math.max(0, Math.floor(confidence * bins)))];
+    if (!row) continue;
+    row.n++;
+    row.confidence += confidence;
+    row.accuracy += correct ? 1 : 0;
+  }
+  for (const r of rows) {
+    if (r.n > 0) {
+      r.confidence /= r.n;
+      r.accuracy /= r.n;
+    }
+  }
+  return rows;
+}
+
+export function confidencePairs(items: readonly MetricItem[]): { confidence: number; correct: boolean }[] {
+  const out: { confidence: number; correct: boolean }[] = [];
+  for (const it of items) {
+    const gold = uniqueMax(it.t);
+    if (gold === null) continue;
+    const pred = argmax(it.p);
+    out.push({ confidence: it.p[pred] ?? 0, correct: pred === gold });
+  }
+  return out;
+}
+
+export function computeMetrics(items: readonly MetricItem[]): Metrics {
+  let brier = 0;
+  let logLoss = 0;
+  let mae = 0;
+  let nOrd = 0;
+  for (const it of items) {
+    brier += brierScore(it.p, it.t);
+    logLoss += nll(it.p, it.t);
+    if (it.ordinal) {
+      mae += Math.abs(expectedLevel(it.p) - expectedLevel(it.t));
+      nOrd++;
+    }
+  }
+  const pairs = confidencePairs(items);
+  const correct = pairs.filter((x) => x.correct).length;
+  const n = items.length;
+  return {
+    n,
+    nHard: pairs.length,
+    accuracy: pairs.length ? correct / pairs.length : 0,
+    brier: n ? brier / n : 0,
+    nll: n ? logLoss / n : 0,
+    ece: ece(pairs),
+    scoreMae: nOrd ? mae / nOrd : null,
+  };
+}
+
+export function oneHot(k: number, index: number): number[] {
+  const t = new Array<number>(k).fill(0);
+  if (index >= 0 && index < k) t[index] = 1;
+  return t;
+}
+
+export function uniform(k: number): number[] {
+  return new Array<number>(k).fill(k > 0 ? 1 / k : 0);
+}
+
+/**
+ * The majority-prior baseline: every item answered with the mean target distribution of its
+ * group (the label frequencies of the evaluated set; it knows the labels' prior, so it is an
+ * oracle a real model has to beat). Items must share their option count within a group.
+ */
+export function majorityPrior(targets: readonly (readonly number[])[]): number[] {
+  const k = targets[0]?.length ?? 0;
+  const sum = new Array<number>(k).fill(0);
+  for (const t of targets) for (let i = 0; i < k; i++) sum[i] = (sum[i] ?? 0) + (t[i] ?? 0);
+  return sum.map((v) => (targets.length ? v / targets.length : 0));
+}
+
+/** Metrics of the two baselines for a set of targets grouped by (dataset/question) key. */
+export function baselineMetrics(groups: readonly { targets: readonly (readonly number[])[]; ordinal: boolean }[]): {
+  prior: Metrics;
+  uniform: Metrics;
+} {
+  const prior: MetricItem[] = [];
+  const unif: MetricItem[] = [];
+  for (const g of groups) {
+    const p = majorityPrior(g.targets);
+    for (const t of g.targets) {
+      prior.push({ p, t, ordinal: g.ordinal });
+      unif.push({ p: uniform(t.length), t, ordinal: g.ordinal });
+    }
+  }
+  return { prior: computeMetrics(prior), uniform: computeMetrics(unif) };
+}

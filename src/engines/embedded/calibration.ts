@@ -1,0 +1,198 @@
+/**
+ * Calibration applied after the head: temperature scaling, then a shrink toward the label prior
+ * implied by the options (uniform: nothing in a request says one option is a priori likelier):
+ *
+ *   p = (1 - alpha) * softmax(logits / T) + alpha / k
+ *
+ * T and alpha depend on the question through a few descriptors d(q) (features.ts `descriptors`:
+ * has a detected pair, spread of the option similarities, ln k), never on the logits:
+ *
+ *   ln T = t . d(q)        alpha = sigmoid(a . d(q))
+ *
+ * So for any question this map is monotone: a higher logit never gets a lower probability, and
+ * the order of options by logit is the order by probability. Parameters are chosen by
+ * scripts/train out-of-fold across tasks (leave-tasks-out), per question type and task family.
+ */
+import { softmax } from './head.ts';
+
+export interface CalibrationParams {
+  temperature: number;
+  /** Weight of the uniform prior, in [0, 1]. */
+  alpha: number;
+}
+
+export function calibrate(logits: ArrayLike<number>, c: CalibrationParams): number[] {
+  const t = c.temperature > 0 ? c.temperature : 1;
+  const scaled: number[] = [];
+  for (let i = 0; i < logits.length; i++) scaled.push((logits[i] ?? 0) / t);
+  const p = softmax(scaled);
+  const a = Math.min(1, Math.max(0, c.alpha));
+  const k = p.length;
+  return p.map((v) => (1 - a) * v + a / k);
+}
+
+/**
+ * Fits (T, alpha) on a grid: minimizes the task-balanced mean NLL of the given held-out logits,
+ * subject (where `brierCap` is given) to every task's Brier staying within its cap, so that no
+ * held-out task ends up worse than the uniform answer. Falls back to the fully shrunk map
+ * (alpha = 1, the uniform answer) when nothing on the grid meets every cap.
+ */
+export function fitCalibration(
+  items: { logits: number[]; target: number; task: string }[],
+  brierCap?: (task: string) => number,
+  brier?: (p: number[], target: number) => number,
+): CalibrationParams {
+  const temps = [0.25, 0.35, 0.5, 0.7, 0.85, 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 14, 20, 30];
+  const alphas = [0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1];
+  const tasks = new Map<string, number>();
+  for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
+  let best: CalibrationParams = { temperature: 1, alpha: 1 };
+  let bestLoss = Number.POSITIVE_INFINITY;
+  for (const temperature of temps) {
+    for (const alpha of alphas) {
+      const c = { temperature, alpha };
+      const nll = new Map<string, number>();
+      const br = new Map<string, number>();
+      for (const it of items) {
+        const p = calibrate(it.logits, c);
+        nll.set(it.task, (nll.get(it.task) ?? 0) - Math.log(Math.max(1e-12, p[it.target] ?? 0)));
+        if (brier) br.set(it.task, (br.get(it.task) ?? 0) + brier(p, it.target));
+      }
+      let loss = 0;
+      let ok = true;
+      for (const [task, n] of tasks) {
+        loss += (nll.get(task) ?? 0) / n / tasks.size;
+        if (brierCap && brier && (br.get(task) ?? 0) / n > brierCap(task) + 1e-9) ok = false;
+      }
+      if (ok && loss < bestLoss) {
+        bestLoss = loss;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+/** Calibration as a function of question descriptors. */
+export interface CalibrationModel {
+  /** ln T = t . d */
+  t: number[];
+  /** alpha = sigmoid(a . d) */
+  a: number[];
+}
+
+export function resolveCalibration(m: CalibrationModel, d: readonly number[]): CalibrationParams {
+  let lt = 0;
+  let la = 0;
+  for (let i = 0; i < d.length; i++) {
+    lt += (m.t[i] ?? 0) * (d[i] ?? 0);
+    la += (m.a[i] ?? 0) * (d[i] ?? 0);
+  }
+  const temperature = Math.exp(Math.max(-5, Math.min(5, lt)));
+  const alpha = 1 / (1 + Math.exp(-la));
+  return { temperature, alpha };
+}
+
+export interface CalibrationItem {
+  logits: number[];
+  target: number;
+  task: string;
+  d: number[];
+}
+
+/**
+ * Fits a CalibrationModel by coordinate search on a grid: minimizes the task-balanced mean NLL,
+ * keeping (where `cap` is given) every task's mean Brier within its cap. Starts from the fully
+ * shrunk map (alpha ~ 1), which always meets the caps, and only accepts moves that keep them.
+ */
+export function fitCalibrationModel(
+  items: CalibrationItem[],
+  dims: number,
+  brier: (p: number[], target: number) => number,
+  cap?: (task: string) => number,
+  sweeps = 3,
+): CalibrationModel {
+  const tasks = new Map<string, number>();
+  for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
+  const evaluate = (m: CalibrationModel): number => {
+    const nll = new Map<string, number>();
+    const br = new Map<string, number>();
+    for (const it of items) {
+      const p = calibrate(it.logits, resolveCalibration(m, it.d));
+      nll.set(it.task, (nll.get(it.task) ?? 0) - Math.log(Math.max(1e-12, p[it.target] ?? 0)));
+      if (cap) br.set(it.task, (br.get(it.task) ?? 0) + brier(p, it.target));
+    }
+    let loss = 0;
+    for (const [task, n] of tasks) {
+      if (cap && (br.get(task) ?? 0) / n > cap(task) + 1e-9) return Number.POSITIVE_INFINITY;
+      loss += (nll.get(task) ?? 0) / n / tasks.size;
+    }
+    return loss;
+  };
+  const start = (a0: number): CalibrationModel => ({
+    t: new Array<number>(dims).fill(0),
+    a: [a0, ...new Array<number>(dims - 1).fill(0)],
+  });
+  let best = start(cap ? 8 : -8);
+  let bestLoss = evaluate(best);
+  for (const a0 of [4, 2, 1, 0, -1, -2, -4, -8]) {
+    const m = start(a0);
+    const l = evaluate(m);
+    if (l < bestLoss) {
+      best = m;
+      bestLoss = l;
+    }
+  }
+  const grids: Record<'t' | 'a', number[][]> = {
+    t: [
+      [-1.5, -1, -0.7, -0.4, -0.2, 0, 0.2, 0.4, 0.7, 1, 1.5, 2, 2.5, 3],
+      [-1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1, 1.5],
+      [-0.6, -0.4, -0.25, -0.1, 0, 0.1, 0.25, 0.4, 0.6],
+      [-0.5, -0.25, -0.1, 0, 0.1, 0.25, 0.5],
+      [-0.6, -0.4, -0.25, -0.1, 0, 0.1, 0.25, 0.4, 0.6],
+    ],
+    a: [
+      [-8, -6, -4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8],
+      [-12, -10, -8, -6, -4, -3, -2, -1, 0, 1, 2, 4],
+      [-4, -3, -2, -1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
+      [-2, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
+      [-4, -3, -2, -1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
+    ],
+  };
+  const tryModel = (m: CalibrationModel): boolean => {
+    const l = evaluate(m);
+    if (l < bestLoss - 1e-9) {
+      best = m;
+      bestLoss = l;
+      return true;
+    }
+    return false;
+  };
+  for (let sweep = 0; sweep < sweeps; sweep++) {
+    let improved = false;
+    // joint moves of the intercept and one descriptor weight for alpha, so that the prior weight
+    // can drop for one kind of question while staying high for the others
+    for (let i = 1; i < dims; i++) {
+      const base = best;
+      for (const a0 of grids.a[0] ?? [0]) {
+        for (const ai of grids.a[i] ?? [0]) {
+          const m: CalibrationModel = { t: [...base.t], a: [...base.a] };
+          m.a[0] = a0;
+          m.a[i] = ai;
+          if (tryModel(m)) improved = true;
+        }
+      }
+    }
+    for (const which of ['a', 't'] as const) {
+      for (let i = 0; i < dims; i++) {
+        for (const v of grids[which][i] ?? [0]) {
+          const m: CalibrationModel = { t: [...best.t], a: [...best.a] };
+          m[which][i] = v;
+          if (tryModel(m)) improved = true;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  return best;
+}

@@ -1,0 +1,90 @@
+import { LRUCache } from 'lru-cache';
+import { EMBEDDING_DIM, type TextEncoder512 } from './pool.ts';
+import { chunkText, type EncoderTokenizer } from './tokenizer.ts';
+
+/** Texts longer than this many encoder tokens are embedded in windows and pooled (see chunkText). */
+export const ENCODER_WINDOW = 256;
+
+export interface Embedder {
+  /** Unit vectors for the distinct non-empty texts given (empty texts are absent from the map). */
+  embedMany(texts: Iterable<string>): Promise<Map<string, Float32Array>>;
+  /** Cache statistics, for tests and metrics. */
+  stats(): { hits: number; misses: number; size: number };
+}
+
+export interface EmbedderOptions {
+  encoder: TextEncoder512;
+  tokenizer: EncoderTokenizer;
+  /** Entries in the short-lived cache (0 disables it). Default 20,000 (~40 MiB). */
+  cacheEntries?: number;
+  /** How long a cached embedding lives, ms. Default 10 minutes. */
+  cacheTtlMs?: number;
+  /** Optional second-level store (training keeps embeddings on disk). */
+  store?: { get(text: string): Float32Array | undefined; set(text: string, v: Float32Array): void };
+  window?: number;
+}
+
+export function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += (v[i] ?? 0) * (v[i] ?? 0);
+  n = Math.sqrt(n);
+  if (n > 0) for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) / n;
+  return v;
+}
+
+/**
+ * Embeds texts through a short-lived LRU cache. A text longer than the encoder window is split
+ * into window-sized pieces (nothing dropped), the pieces are encoded in the same batch (and so
+ * spread over the workers), and their vectors are averaged weighted by token count and
+ * renormalized.
+ */
+export function createEmbedder(options: EmbedderOptions): Embedder {
+  const window = options.window ?? ENCODER_WINDOW;
+  const entries = options.cacheEntries ?? 20_000;
+  const cache =
+    entries > 0 ? new LRUCache<string, Float32Array>({ max: entries, ttl: options.cacheTtlMs ?? 600_000 }) : null;
+  let hits = 0;
+  let misses = 0;
+  return {
+    stats: () => ({ hits, misses, size: cache?.size ?? 0 }),
+    async embedMany(texts) {
+      const result = new Map<string, Float32Array>();
+      const todo: string[] = [];
+      for (const text of new Set(texts)) {
+        if (!text) continue;
+        const hit = cache?.get(text) ?? options.store?.get(text);
+        if (hit) {
+          hits++;
+          result.set(text, hit);
+          cache?.set(text, hit);
+        } else {
+          misses++;
+          todo.push(text);
+        }
+      }
+      if (todo.length === 0) return result;
+      const pieces: string[] = [];
+      const plan: { text: string; from: number; weights: number[] }[] = [];
+      for (const text of todo) {
+        const chunks = chunkText(text, options.tokenizer.count, window);
+        const weights = chunks.length === 1 ? [1] : chunks.map((c) => Math.max(1, options.tokenizer.count(c)));
+        plan.push({ text, from: pieces.length, weights });
+        pieces.push(...chunks);
+      }
+      const vectors = await options.encoder.embed(pieces);
+      for (const { text, from, weights } of plan) {
+        const v = new Float32Array(EMBEDDING_DIM);
+        weights.forEach((w, j) => {
+          const piece = vectors[from + j];
+          if (!piece) return;
+          for (let d = 0; d < EMBEDDING_DIM; d++) v[d] = (v[d] ?? 0) + w * (piece[d] ?? 0);
+        });
+        normalize(v);
+        result.set(text, v);
+        cache?.set(text, v);
+        options.store?.set(text, v);
+      }
+      return result;
+    },
+  };
+}

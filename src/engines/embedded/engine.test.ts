@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import { createEmbedder } from './embedder.ts';
+import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
+import type { TextEncoder512 } from './pool.ts';
+import { hash32ForTests, seededUnitVectorFromText } from './test-helpers.ts';
+import { createEncoderTokenizer } from './tokenizer.ts';
+
+/** A deterministic stand-in for USE-lite: a seeded unit vector per text; counts what it encodes. */
+function fakeEncoder(): TextEncoder512 & { calls: string[][] } {
+  const calls: string[][] = [];
+  return {
+    calls,
+    async embed(texts) {
+      calls.push([...texts]);
+      return texts.map(seededUnitVectorFromText);
+    },
+    async close() {},
+  };
+}
+
+const choice = (k: number, described = true): DecisionQuestion => ({
+  type: 'choice',
+  instructions: 'Which one?',
+  options: Array.from({ length: k }, (_, j) => ({
+    label: `option_${j}`,
+    description: described ? `the ${j}th thing` : null,
+  })),
+});
+const score = (k: number): DecisionQuestion => ({
+  type: 'score',
+  instructions: 'How much?',
+  options: Array.from({ length: k }, (_, j) => ({ label: String(j), description: `level ${j}` })),
+});
+const noul: DecisionQuestion = {
+  type: 'noul',
+  instructions: 'Is it urgent?',
+  options: [
+    { label: 'false', description: null },
+    { label: 'true', description: 'needs action today' },
+  ],
+};
+
+const request = (
+  questions: DecisionQuestion[],
+  text = 'The server is down and customers cannot pay.',
+): DecisionRequest => ({
+  state: { text, json: undefined },
+  questions,
+});
+const signal = (): AbortSignal => new AbortController().signal;
+
+describe('embedded engine (fake encoder)', () => {
+  it('reports its id and limits and loads idempotently', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    assert.equal(engine.info.id, EMBEDDED_MODEL_ID);
+    assert.match(engine.info.id, /^brier-lite-3\.\d+\.\d+$/);
+    assert.deepEqual(engine.limits, EMBEDDED_LIMITS);
+    assert.equal(engine.ready(), false);
+    await Promise.all([engine.load(), engine.load()]);
+    assert.equal(engine.ready(), true);
+    await engine.close();
+    assert.equal(engine.ready(), false);
+  });
+
+  it('answers every question type and size with proper distributions', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const qs = [noul, choice(2), choice(255), choice(7, false), score(2), score(10)];
+    const res = await engine.answer(request(qs), signal());
+    assert.equal(res.probabilities.length, qs.length);
+    res.probabilities.forEach((p, i) => {
+      assert.equal(p.length, qs[i]?.options.length);
+      assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9);
+      for (const v of p) assert.ok(v > 0 && v < 1);
+    });
+    assert.ok(res.inputTokens > 0);
+    assert.equal(res.outputTokens, 0);
+    await engine.close();
+  });
+
+  it('choice answers do not depend on option order', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const q = choice(6);
+    const reversed: DecisionQuestion = { ...q, options: [...q.options].reverse() };
+    const [a, b] = (await engine.answer(request([q, reversed]), signal())).probabilities;
+    const rb = [...(b ?? [])].reverse();
+    assert.equal(a?.length, rb.length);
+    // equal up to floating-point summation order
+    a?.forEach((v, j) => {
+      assert.ok(Math.abs(v - (rb[j] ?? 0)) < 1e-12);
+    });
+    await engine.close();
+  });
+
+  it('encodes the state once per request, batches all texts, and caches repeated texts', async () => {
+    const encoder = fakeEncoder();
+    const engine = createEmbeddedEngine({ encoder });
+    await engine.load();
+    encoder.calls.length = 0;
+    await engine.answer(request([choice(3), choice(3), noul]), signal());
+    assert.equal(encoder.calls.length, 1);
+    const first = encoder.calls[0] ?? [];
+    assert.equal(first.filter((t) => t === 'The server is down and customers cannot pay.').length, 1);
+    assert.equal(new Set(first).size, first.length);
+    await engine.answer(request([choice(3), noul], 'Another state.'), signal());
+    assert.deepEqual(encoder.calls[1], ['Another state.']);
+    await engine.close();
+  });
+
+  it('reads JSON states flattened', async () => {
+    const encoder = fakeEncoder();
+    const engine = createEmbeddedEngine({ encoder });
+    await engine.answer({ state: { text: '{"a":{"b":1}}', json: { a: { b: 1 } } }, questions: [noul] }, signal());
+    assert.ok(encoder.calls.flat().includes('a.b: 1'));
+    await engine.close();
+  });
+
+  it('rejects with the signal reason once aborted', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const c = new AbortController();
+    const reason = new Error('client went away');
+    c.abort(reason);
+    await assert.rejects(engine.answer(request([noul]), c.signal), (e) => e === reason);
+    await engine.close();
+  });
+
+  it('counts tokens with the encoder tokenizer: state once, then each question', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const tok = createEncoderTokenizer();
+    const counts = await engine.countTokens(request([choice(2, false), noul]));
+    assert.equal(counts.state, tok.count('The server is down and customers cannot pay.'));
+    assert.equal(counts.questions.length, 2);
+    assert.equal(counts.questions[0], tok.count('Which one?') + tok.count('option 0') + tok.count('option 1'));
+    await engine.close();
+  });
+});
+
+describe('embedder', () => {
+  it('embeds long texts in windows, pooled to one unit vector, and never drops text', async () => {
+    const encoder = fakeEncoder();
+    const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer(), window: 32 });
+    const long = Array.from({ length: 40 }, (_, i) => `Line ${i} says something different.`).join('\n');
+    const out = await embedder.embedMany([long, 'short']);
+    const pieces = encoder.calls[0] ?? [];
+    assert.ok(pieces.length > 3);
+    assert.equal(pieces.filter((p) => p !== 'short').join(''), long);
+    const v = out.get(long);
+    assert.ok(v);
+    assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5);
+    await embedder.embedMany([long]);
+    assert.equal(encoder.calls.length, 1);
+    assert.equal(embedder.stats().hits, 1);
+    assert.equal(hash32ForTests('a'), hash32ForTests('a'));
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Pure feature code shared by the engine and the training pipeline: from embeddings of the texts
+ * in texts.ts to one `QuestionInput` per question, and from there to the small per-option scalar
+ * features the head weighs. Everything is per option with shared weights, so choice answers are
+ * invariant to option order by construction.
+ */
+import type { DecisionQuestion } from '../../domain/questions.ts';
+import { EMBEDDING_DIM } from './pool.ts';
+import type { QuestionTexts } from './texts.ts';
+
+export type QuestionType = DecisionQuestion['type'];
+
+export interface QuestionInput {
+  type: QuestionType;
+  /** Number of options. */
+  k: number;
+  /** State embedding (unit). */
+  s: Float32Array;
+  /** Instruction embedding or null. */
+  i: Float32Array | null;
+  /** Option embeddings (null: the option has no text). noul: [false, true]. */
+  o: (Float32Array | null)[];
+  /** Cosine between the two parts of a detected pair, or null. */
+  pairSim: number | null;
+}
+
+export const SCALAR_FEATURES: Record<QuestionType, readonly string[]> = {
+  // noul: features of the `true` option; the `false` row is all zeros (its logit is the baseline).
+  noul: ['bias', 'cos(s,true)-cos(s,false)', 'pairSim', 'hasPair'],
+  choice: ['cos(s,o)', 'z(cos)', 'z(cos)*ln(k)'],
+  score: ['u', 'u^2', 'cos(s,o)', 'z(cos)', 'u*ordSlope', 'u*pairSim', 'u*hasPair'],
+};
+
+export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let d = 0; d < a.length; d++) s += (a[d] ?? 0) * (b[d] ?? 0);
+  return s;
+}
+
+const ZERO = new Float32Array(EMBEDDING_DIM);
+
+export function buildInput(
+  q: QuestionTexts,
+  stateVec: Float32Array,
+  vectors: ReadonlyMap<string, Float32Array>,
+): QuestionInput {
+  const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
+  let pairSim: number | null = null;
+  if (q.pair) {
+    const a = get(q.pair[0]);
+    const b = get(q.pair[1]);
+    if (a && b) pairSim = dot(a, b);
+  }
+  return { type: q.type, k: q.options.length, s: stateVec, i: get(q.instruction), o: q.options.map(get), pairSim };
+}
+
+/** Position of level j of k in [-1, 1] (score). */
+export function levelPosition(j: number, k: number): number {
+  return k <= 1 ? 0 : (2 * j) / (k - 1) - 1;
+}
+
+/** Per-option scalar features, row-major k x SCALAR_FEATURES[type].length. */
+export function scalarFeatures(x: QuestionInput): Float64Array {
+  const names = SCALAR_FEATURES[x.type];
+  const d = names.length;
+  const out = new Float64Array(x.k * d);
+  const hasPair = x.pairSim === null ? 0 : 1;
+  const pairSim = x.pairSim ?? 0;
+  if (x.type === 'noul') {
+    const cf = x.o[0] ? dot(x.s, x.o[0]) : 0;
+    const ct = x.o[1] ? dot(x.s, x.o[1]) : 0;
+    // row 0 (false) stays zero
+    out[d + 0] = 1;
+    out[d + 1] = ct - (x.o[0] ? cf : 0);
+    out[d + 2] = pairSim;
+    out[d + 3] = hasPair;
+    return out;
+  }
+  const c = x.o.map((o) => (o ? dot(x.s, o) : 0));
+  const mean = c.reduce((a, b) => a + b, 0) / Math.max(1, c.length);
+  const sd = Math.sqrt(c.reduce((a, b) => a + (b - mean) * (b - mean), 0) / Math.max(1, c.length));
+  const z = c.map((v) => (v - mean) / (sd + 0.02));
+  if (x.type === 'choice') {
+    const lnk = Math.log(Math.max(2, x.k));
+    for (let j = 0; j < x.k; j++) {
+      out[j * d + 0] = c[j] ?? 0;
+      out[j * d + 1] = z[j] ?? 0;
+      out[j * d + 2] = (z[j] ?? 0) * lnk;
+    }
+    return out;
+  }
+  let num = 0;
+  let den = 0;
+  for (let j = 0; j < x.k; j++) {
+    const u = levelPosition(j, x.k);
+    num += u * (z[j] ?? 0);
+    den += u * u;
+  }
+  const slope = den > 0 ? num / den : 0;
+  for (let j = 0; j < x.k; j++) {
+    const u = levelPosition(j, x.k);
+    const row = j * d;
+    out[row + 0] = u;
+    out[row + 1] = u * u;
+    out[row + 2] = c[j] ?? 0;
+    out[row + 3] = z[j] ?? 0;
+    out[row + 4] = u * slope;
+    out[row + 5] = u * pairSim;
+    out[row + 6] = u * hasPair;
+  }
+  return out;
+}
+
+export { ZERO as ZERO_VECTOR };
+
+/** Names of the question-level descriptors the calibration reads (never the logits themselves). */
+export const DESCRIPTORS = ['1', 'hasPair', '10*sd(cos(s,o))', 'ln(k)', '10*(top1-top2 cos(s,o))'] as const;
+
+/**
+ * Question-level descriptors d(q) on which temperature and prior weight depend: how much a
+ * question looks like one the encoder has signal for. They do not depend on the logits, so for a
+ * given question the calibration map stays monotone in the logits.
+ */
+export function descriptors(x: QuestionInput): number[] {
+  let spread = 0;
+  let margin = 0;
+  if (x.type !== 'noul') {
+    const c = x.o.map((o) => (o ? dot(x.s, o) : 0));
+    const mean = c.reduce((a, b) => a + b, 0) / Math.max(1, c.length);
+    spread = 10 * Math.sqrt(c.reduce((a, b) => a + (b - mean) * (b - mean), 0) / Math.max(1, c.length));
+    const sorted = [...c].sort((a, b) => b - a);
+    margin = 10 * ((sorted[0] ?? 0) - (sorted[1] ?? 0));
+  }
+  return [1, x.pairSim === null ? 0 : 1, spread, Math.log(Math.max(2, x.k)), margin];
+}

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { calibrate, resolveCalibration } from './calibration.ts';
+import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from './features.ts';
+import { goldenInputs, seededUnitVector } from './golden.ts';
+import { bilinearBackward, bilinearForward, emptyBilinear } from './head.ts';
+import { DEFAULT_MODEL_DIR } from './index.ts';
+import { loadModel, predict } from './model.ts';
+
+const model = loadModel(DEFAULT_MODEL_DIR);
+
+function input(type: QuestionInput['type'], k: number, seed: number, pairSim: number | null = null): QuestionInput {
+  return {
+    type,
+    k,
+    s: seededUnitVector(seed),
+    i: seededUnitVector(seed + 1),
+    o: Array.from({ length: k }, (_, j) => (type === 'noul' && j === 0 ? null : seededUnitVector(seed + 10 + j))),
+    pairSim,
+  };
+}
+
+function assertDistribution(p: number[], k: number): void {
+  assert.equal(p.length, k);
+  for (const v of p) assert.ok(Number.isFinite(v) && v >= 0 && v <= 1, `bad probability ${v}`);
+  assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9);
+}
+
+describe('head with the committed artifact', () => {
+  it('gives a proper distribution for every type and option count', () => {
+    for (let k = 2; k <= 255; k++) assertDistribution(predict(input('choice', k, 7 * k), model).probabilities, k);
+    for (let k = 2; k <= 10; k++) {
+      assertDistribution(predict(input('score', k, 11 * k), model).probabilities, k);
+      assertDistribution(predict(input('score', k, 13 * k, 0.8), model).probabilities, k);
+    }
+    assertDistribution(predict(input('noul', 2, 5), model).probabilities, 2);
+    assertDistribution(predict(input('noul', 2, 6, 0.9), model).probabilities, 2);
+    // no instruction, no option texts at all
+    const bare: QuestionInput = {
+      type: 'choice',
+      k: 3,
+      s: seededUnitVector(1),
+      i: null,
+      o: [null, null, null],
+      pairSim: null,
+    };
+    assertDistribution(predict(bare, model).probabilities, 3);
+  });
+
+  it('is invariant to the order of choice options', () => {
+    for (const k of [2, 4, 9, 255]) {
+      const x = input('choice', k, 100 + k);
+      const perm = Array.from({ length: k }, (_, j) => (j * 7 + 3) % k);
+      if (new Set(perm).size !== k) perm.sort((a, b) => b - a);
+      const y: QuestionInput = { ...x, o: perm.map((j) => x.o[j] ?? null) };
+      const px = predict(x, model).probabilities;
+      const py = predict(y, model).probabilities;
+      perm.forEach((j, pos) => {
+        assert.ok(Math.abs((py[pos] ?? 0) - (px[j] ?? 0)) < 1e-12);
+      });
+    }
+  });
+
+  it('answers deterministically: the committed golden answers are reproduced', () => {
+    const goldenPath = join(DEFAULT_MODEL_DIR, 'golden.json');
+    assert.ok(existsSync(goldenPath));
+    const golden = JSON.parse(readFileSync(goldenPath, 'utf8')) as { modelId: string; probabilities: number[][] };
+    assert.equal(golden.modelId, model.id);
+    const again = loadModel(DEFAULT_MODEL_DIR);
+    goldenInputs().forEach((x, c) => {
+      const p = predict(x, again).probabilities;
+      const g = golden.probabilities[c] ?? [];
+      assert.equal(p.length, g.length);
+      p.forEach((v, j) => {
+        assert.ok(Math.abs(v - (g[j] ?? 0)) < 1e-9, `case ${c} option ${j}: ${v} != ${g[j]}`);
+      });
+    });
+  });
+
+  it('every calibration in the artifact is a valid monotone map', () => {
+    for (const type of ['noul', 'choice', 'score'] as const) {
+      for (const fam of ['seen', 'unseen'] as const) {
+        const c = model.calibration.types[type][fam];
+        assert.equal(c.beta.length, SCALAR_FEATURES[type].length + 1);
+        for (let seed = 0; seed < 50; seed++) {
+          const x = input(type, type === 'noul' ? 2 : 2 + (seed % 9), 500 + seed, seed % 2 ? 0.7 : null);
+          const r = resolveCalibration(c, descriptors(x));
+          assert.ok(r.temperature > 0 && Number.isFinite(r.temperature) && r.alpha >= 0 && r.alpha <= 1);
+        }
+        for (const p of Object.values(c.tasks ?? {})) assert.ok(p.temperature > 0 && p.alpha >= 0 && p.alpha <= 1);
+      }
+    }
+  });
+});
+
+describe('calibration map', () => {
+  it('is monotone: raising one logit never lowers its probability nor reorders the others', () => {
+    for (const temperature of [0.3, 1, 5, 20]) {
+      for (const alpha of [0, 0.1, 0.5, 1]) {
+        let prev = -1;
+        for (let z = -10; z <= 10; z += 0.5) {
+          const p = calibrate([z, 0.3, -1.2, 2], { temperature, alpha });
+          assert.ok((p[0] ?? 0) >= prev - 1e-15);
+          prev = p[0] ?? 0;
+          assert.ok((p[3] ?? 0) >= (p[1] ?? 0) && (p[1] ?? 0) >= (p[2] ?? 0));
+          assertDistribution(p, 4);
+        }
+      }
+    }
+  });
+
+  it('alpha = 1 gives the uniform prior; alpha = 0, T = 1 is the softmax', () => {
+    assert.deepEqual(calibrate([5, -3, 1], { temperature: 1, alpha: 1 }), [1 / 3, 1 / 3, 1 / 3]);
+    const p = calibrate([Math.log(3), 0], { temperature: 1, alpha: 0 });
+    assert.ok(Math.abs((p[0] ?? 0) - 0.75) < 1e-12);
+  });
+});
+
+describe('bilinear head math', () => {
+  it('backward matches finite differences', () => {
+    let seed = 1;
+    const w = emptyBilinear(4, () => {
+      seed = (seed * 16807) % 2147483647;
+      return (seed / 2147483647 - 0.5) * 0.2;
+    });
+    for (const type of ['noul', 'choice', 'score'] as const) {
+      const x = input(type, type === 'noul' ? 2 : 4, 40);
+      const g = Array.from({ length: x.k }, (_, j) => (j + 1) * 0.3 - 0.5);
+      const loss = (): number => {
+        const b = bilinearForward(x, w).bil;
+        return g.reduce((a, gj, j) => a + gj * (b[j] ?? 0), 0);
+      };
+      const grad = emptyBilinear(4);
+      bilinearBackward(x, w, bilinearForward(x, w), g, grad);
+      const checks: [Float32Array, Float32Array][] = [
+        [w[type].U, grad[type].U],
+        [w[type].V, grad[type].V],
+      ];
+      if (type === 'score') checks.push([w.score.P, grad.score.P], [w.score.Q, grad.score.Q]);
+      for (const [param, dparam] of checks) {
+        for (const idx of [0, 17, 400, 2047]) {
+          const old = param[idx] ?? 0;
+          param[idx] = old + 1e-3;
+          const up = loss();
+          param[idx] = old - 1e-3;
+          const down = loss();
+          param[idx] = old;
+          const numeric = (up - down) / 2e-3;
+          assert.ok(Math.abs(numeric - (dparam[idx] ?? 0)) < 1e-4, `${type}: ${numeric} vs ${dparam[idx]}`);
+        }
+      }
+    }
+  });
+
+  it('score features are ordinal: level position terms are antisymmetric around the middle', () => {
+    const psi = scalarFeatures(input('score', 5, 3));
+    const d = SCALAR_FEATURES.score.length;
+    assert.equal(psi[0 * d], -1);
+    assert.equal(psi[2 * d], 0);
+    assert.equal(psi[4 * d], 1);
+    assert.equal(psi[0 * d + 1], psi[4 * d + 1]);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * brier-lite: the embedded default decision engine. Runs anywhere Node runs: no download, no GPU.
+ * USE-lite (TF.js WASM) embeds the state, the instructions and the options in worker threads; a
+ * small head trained by scripts/train (models/brier-lite) turns them into calibrated
+ * probabilities. See models/brier-lite/MODEL_CARD.md for what it can and cannot do.
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DecisionRequest } from '../../domain/questions.ts';
+import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
+import { createEmbedder, type Embedder } from './embedder.ts';
+import { buildInput, ZERO_VECTOR } from './features.ts';
+import { loadModel, type Model, predict } from './model.ts';
+import { createEncoderPool, type TextEncoder512 } from './pool.ts';
+import { requestTexts, textsToEmbed } from './texts.ts';
+import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
+
+export const EMBEDDED_MODEL_ID = 'brier-lite-3.0.0';
+export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
+
+/**
+ * Limits, in USE-lite tokens (counted with the encoder's own tokenizer). The state is never
+ * truncated: past 256 tokens it is embedded in 256-token windows spread over both workers and
+ * pooled. 4,096 tokens of state + longest question admit a 255-option question with short
+ * descriptions, and keep a cold 4,096-token state under ~1 s on two cores (~16 windows); 16,384
+ * context tokens bound a request with many such questions. Question texts are cached, so repeated
+ * schemas cost only their state.
+ */
+export const EMBEDDED_LIMITS: EngineLimits = { contextTokens: 16_384, inputTokens: 4_096 };
+
+export const DEFAULT_MODEL_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'models',
+  'brier-lite',
+);
+
+export interface EmbeddedEngineOptions {
+  /** Folder holding weights.json and calibration.json. Default: models/brier-lite of this repo. */
+  modelDir?: string;
+  /** Encoder worker threads (one core each). Default 2. */
+  threads?: number;
+  /** Short-lived embedding cache: entries (default 20,000, ~40 MiB) and time to live (default 10 min). */
+  cacheEntries?: number;
+  cacheTtlMs?: number;
+  /** A ready encoder to use instead of the worker pool (tests). Closed by close() only if created here. */
+  encoder?: TextEncoder512;
+}
+
+export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
+  const info: ModelInfo = {
+    id: EMBEDDED_MODEL_ID,
+    description:
+      'Embedded default: USE-lite sentence embeddings + a small calibrated decision head. No download, no GPU. ' +
+      'Strong on topic, intent and emotion choices and on tasks like its training sets; near the prior elsewhere.',
+    releaseDate: '2025-11-22',
+  };
+  let model: Model | null = null;
+  let tokenizer: EncoderTokenizer | null = null;
+  let encoder: TextEncoder512 | null = null;
+  let embedder: Embedder | null = null;
+  let loading: Promise<void> | null = null;
+  let closed = false;
+
+  function tok(): EncoderTokenizer {
+    tokenizer ??= createEncoderTokenizer();
+    return tokenizer;
+  }
+
+  async function load(): Promise<void> {
+    if (closed) throw new Error('engine is closed');
+    loading ??= (async () => {
+      model = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
+      encoder = options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
+      embedder = createEmbedder({
+        encoder,
+        tokenizer: tok(),
+        cacheEntries: options.cacheEntries,
+        cacheTtlMs: options.cacheTtlMs,
+        window: model.window,
+      });
+      await encoder.embed(['warm up']);
+    })();
+    loading.catch(() => {
+      loading = null;
+    });
+    return loading;
+  }
+
+  function counts(request: DecisionRequest): TokenCounts {
+    const t = tok();
+    const rt = requestTexts(request);
+    return {
+      state: t.count(rt.state),
+      questions: rt.questions.map((q) => {
+        const own = new Set<string>();
+        if (q.instruction) own.add(q.instruction);
+        for (const o of q.options) if (o) own.add(o);
+        let n = 0;
+        for (const text of own) n += t.count(text);
+        return n;
+      }),
+    };
+  }
+
+  return {
+    info,
+    limits: EMBEDDED_LIMITS,
+    load,
+    ready: () => model !== null && embedder !== null && !closed,
+    async countTokens(request) {
+      return counts(request);
+    },
+    async answer(request, signal) {
+      signal.throwIfAborted();
+      if (!model || !embedder) await load();
+      const m = model;
+      const e = embedder;
+      if (!m || !e) throw new Error('engine is not loaded');
+      const rt = requestTexts(request);
+      const aborted = new Promise<never>((_, reject) => {
+        const onAbort = (): void => reject(signal.reason);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      });
+      aborted.catch(() => {});
+      const vectors = await Promise.race([e.embedMany(textsToEmbed(rt)), aborted]);
+      signal.throwIfAborted();
+      const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
+      const probabilities = rt.questions.map((q) => predict(buildInput(q, stateVec, vectors), m).probabilities);
+      const c = counts(request);
+      const answer: EngineAnswer = {
+        probabilities,
+        inputTokens: c.state + c.questions.reduce((a, b) => a + b, 0),
+        outputTokens: 0,
+      };
+      return answer;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      model = null;
+      if (encoder && !options.encoder) await encoder.close();
+      encoder = null;
+      embedder = null;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The shipped artifact (models/brier-lite/weights.json + calibration.json) and the pure
+ * prediction path from a `QuestionInput` to a probability vector. Shared by the engine, the
+ * training pipeline and the tests, so all three compute exactly the same numbers.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CalibrationParams, calibrate, resolveCalibration } from './calibration.ts';
+import {
+  DESCRIPTORS,
+  descriptors,
+  dot,
+  type QuestionInput,
+  type QuestionType,
+  SCALAR_FEATURES,
+  scalarFeatures,
+} from './features.ts';
+import { type BilinearWeights, bilinearForward, combine } from './head.ts';
+import { EMBEDDING_DIM } from './pool.ts';
+
+export const WEIGHTS_FORMAT = 'brier-lite-head/1';
+export const CALIBRATION_FORMAT = 'brier-lite-calibration/1';
+
+export type Family = 'seen' | 'unseen';
+
+export interface FamilyCalibration {
+  /** beta_0 weighs the bilinear score, beta_1.. the scalar features of features.ts (names alongside). */
+  beta: number[];
+  features: string[];
+  /** ln T = t . d(q), alpha = sigmoid(a . d(q)), d = `descriptors` (names alongside). */
+  t: number[];
+  a: number[];
+  descriptors: string[];
+  /** seen family: (T, alpha) per training task, fitted on its held-out rows; overrides t/a. */
+  tasks?: Record<string, CalibrationParams>;
+}
+
+export interface CalibrationFile {
+  format: string;
+  modelId: string;
+  /** Instruction cosine at or above which a question counts as a task the head was trained on. */
+  familiarity: number;
+  types: Record<QuestionType, Record<Family, FamilyCalibration>>;
+}
+
+export interface Signature {
+  task: string;
+  type: QuestionType;
+  k: number;
+  instruction: Float32Array;
+}
+
+export interface WeightsFile {
+  format: string;
+  modelId: string;
+  encoder: string;
+  dim: number;
+  rank: number;
+  window: number;
+  /** base64 little-endian float32, each EMBEDDING_DIM x rank row-major. */
+  bilinear: {
+    noul: { U: string; V: string };
+    choice: { U: string; V: string };
+    score: { U: string; V: string; P: string; Q: string };
+  };
+  /** The labelled sets whose rows trained the bilinear weights. */
+  trainingSets: string[];
+  signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
+}
+
+export interface Model {
+  id: string;
+  weights: BilinearWeights;
+  signatures: Signature[];
+  calibration: CalibrationFile;
+  window: number;
+}
+
+export function encodeFloats(a: Float32Array): string {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
+}
+
+export function decodeFloats(s: string, expected: number, what: string): Float32Array {
+  const buf = Buffer.from(s, 'base64');
+  if (buf.byteLength !== expected * 4)
+    throw new Error(`model: ${what} has ${buf.byteLength / 4} floats, expected ${expected}`);
+  const out = new Float32Array(expected);
+  for (let i = 0; i < expected; i++) out[i] = buf.readFloatLE(i * 4);
+  return out;
+}
+
+export function parseModel(weights: WeightsFile, calibration: CalibrationFile): Model {
+  if (weights.format !== WEIGHTS_FORMAT) throw new Error(`model: unknown weights format ${weights.format}`);
+  if (calibration.format !== CALIBRATION_FORMAT)
+    throw new Error(`model: unknown calibration format ${calibration.format}`);
+  if (weights.dim !== EMBEDDING_DIM) throw new Error(`model: dim ${weights.dim} != ${EMBEDDING_DIM}`);
+  const r = weights.rank;
+  const n = EMBEDDING_DIM * r;
+  const b = weights.bilinear;
+  const m = (s: string, what: string): Float32Array => decodeFloats(s, n, what);
+  for (const type of ['noul', 'choice', 'score'] as const) {
+    for (const fam of ['seen', 'unseen'] as const) {
+      const c = calibration.types[type]?.[fam];
+      if (
+        !c ||
+        c.beta.length !== SCALAR_FEATURES[type].length + 1 ||
+        c.t.length !== DESCRIPTORS.length ||
+        c.a.length !== DESCRIPTORS.length
+      )
+        throw new Error(`model: calibration ${type}/${fam} malformed`);
+    }
+  }
+  return {
+    id: weights.modelId,
+    window: weights.window,
+    weights: {
+      rank: r,
+      noul: { U: m(b.noul.U, 'noul.U'), V: m(b.noul.V, 'noul.V') },
+      choice: { U: m(b.choice.U, 'choice.U'), V: m(b.choice.V, 'choice.V') },
+      score: {
+        U: m(b.score.U, 'score.U'),
+        V: m(b.score.V, 'score.V'),
+        P: m(b.score.P, 'score.P'),
+        Q: m(b.score.Q, 'score.Q'),
+      },
+    },
+    signatures: weights.signatures.map((s) => ({
+      ...s,
+      instruction: decodeFloats(s.instruction, EMBEDDING_DIM, 'signature'),
+    })),
+    calibration,
+  };
+}
+
+export function loadModel(dir: string): Model {
+  const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
+  const calibration = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as CalibrationFile;
+  return parseModel(weights, calibration);
+}
+
+/**
+ * `seen` when the question matches a training task: same type and option count and an instruction
+ * whose cosine with that task's instruction reaches the familiarity threshold.
+ */
+export function detectFamily(
+  x: QuestionInput,
+  signatures: readonly Signature[],
+  threshold: number,
+): { family: Family; task: string | null } {
+  if (!x.i) return { family: 'unseen', task: null };
+  let best: Signature | null = null;
+  let bestSim = threshold;
+  for (const s of signatures) {
+    if (s.type !== x.type || s.k !== x.k) continue;
+    const sim = dot(x.i, s.instruction);
+    if (sim >= bestSim) {
+      best = s;
+      bestSim = sim;
+    }
+  }
+  return best ? { family: 'seen', task: best.task } : { family: 'unseen', task: null };
+}
+
+export interface Prediction {
+  probabilities: number[];
+  logits: number[];
+  family: Family;
+  /** The training task a `seen` question matched. */
+  task: string | null;
+  calibration: CalibrationParams;
+}
+
+/** The logits of the head for a family (before calibration). */
+export function headLogits(x: QuestionInput, model: Model, family: Family): number[] {
+  const c = model.calibration.types[x.type][family];
+  const bil = bilinearForward(x, model.weights).bil;
+  return combine(bil, scalarFeatures(x), c.beta, x.k);
+}
+
+export function predict(x: QuestionInput, model: Model): Prediction {
+  const { family, task } = detectFamily(x, model.signatures, model.calibration.familiarity);
+  const c = model.calibration.types[x.type][family];
+  const logits = headLogits(x, model, family);
+  const params = (task ? c.tasks?.[task] : undefined) ?? resolveCalibration(c, descriptors(x));
+  return { probabilities: calibrate(logits, params), logits, family, task, calibration: params };
+}

@@ -1,0 +1,126 @@
+import { Worker } from 'node:worker_threads';
+
+export const EMBEDDING_DIM = 512;
+
+/** Turns texts into unit-length 512-d vectors. Implemented by the worker pool (and by fakes in tests). */
+export interface TextEncoder512 {
+  embed(texts: string[]): Promise<Float32Array[]>;
+  close(): Promise<void>;
+}
+
+export interface EncoderPoolOptions {
+  /** Worker threads, each one TF.js WASM encoder on one core. Default 2. */
+  threads?: number;
+}
+
+interface Pending {
+  resolve: (v: Float32Array) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  load: number;
+  pending: Map<number, Pending>;
+  ready: Promise<void>;
+}
+
+/**
+ * A pool of USE-lite encoders in worker threads. One `embed` call is split across the workers
+ * (longest texts first, each to the least-loaded worker), so one request uses every core.
+ */
+export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder512 {
+  const threads = Math.max(1, Math.min(8, options.threads ?? 2));
+  let nextId = 1;
+  let closed = false;
+  const slots: Slot[] = [];
+  for (let i = 0; i < threads; i++) {
+    const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url));
+    worker.unref();
+    const pending = new Map<number, Pending>();
+    let readyResolve: () => void = () => {};
+    let readyReject: (e: Error) => void = () => {};
+    const ready = new Promise<void>((res, rej) => {
+      readyResolve = res;
+      readyReject = rej;
+    });
+    ready.catch(() => {});
+    worker.on('message', (msg: { id: number; vectors?: Float32Array; error?: string; ready?: boolean }) => {
+      if (msg.id === -1) {
+        if (msg.ready) readyResolve();
+        else readyReject(new Error(`encoder failed to load: ${msg.error}`));
+        return;
+      }
+      const p = pending.get(msg.id);
+      if (!p) return;
+      pending.delete(msg.id);
+      if (msg.vectors) p.resolve(msg.vectors);
+      else p.reject(new Error(`encoder failed: ${msg.error}`));
+    });
+    worker.on('error', (error) => {
+      readyReject(error);
+      for (const p of pending.values()) p.reject(error);
+      pending.clear();
+    });
+    slots.push({ worker, load: 0, pending, ready });
+  }
+
+  function send(slot: Slot, texts: string[], cost: number): Promise<Float32Array> {
+    const id = nextId++;
+    slot.load += cost;
+    slot.worker.ref();
+    return new Promise<Float32Array>((resolve, reject) => {
+      slot.pending.set(id, { resolve, reject });
+      slot.worker.postMessage({ id, texts });
+    }).finally(() => {
+      slot.load -= cost;
+      if (slot.pending.size === 0) slot.worker.unref();
+    });
+  }
+
+  return {
+    async embed(texts) {
+      if (closed) throw new Error('encoder pool is closed');
+      if (texts.length === 0) return [];
+      await Promise.all(slots.map((s) => s.ready));
+      // Longest-processing-time-first assignment; cost ~ characters (+ a per-text overhead).
+      const order = texts.map((_, i) => i).sort((a, b) => (texts[b]?.length ?? 0) - (texts[a]?.length ?? 0));
+      const shards = slots.map(() => ({ idx: [] as number[], cost: 0 }));
+      const base = slots.map((s) => s.load);
+      for (const i of order) {
+        let best = 0;
+        for (let s = 1; s < shards.length; s++) {
+          const a = (base[s] ?? 0) + (shards[s]?.cost ?? 0);
+          const b = (base[best] ?? 0) + (shards[best]?.cost ?? 0);
+          if (a < b) best = s;
+        }
+        const shard = shards[best];
+        if (shard) {
+          shard.idx.push(i);
+          shard.cost += (texts[i]?.length ?? 0) + 40;
+        }
+      }
+      const out: Float32Array[] = new Array(texts.length);
+      await Promise.all(
+        shards.map(async (shard, s) => {
+          const slot = slots[s];
+          if (!slot || shard.idx.length === 0) return;
+          const flat = await send(
+            slot,
+            shard.idx.map((i) => texts[i] ?? ''),
+            shard.cost,
+          );
+          shard.idx.forEach((i, j) => {
+            out[i] = flat.subarray(j * EMBEDDING_DIM, (j + 1) * EMBEDDING_DIM);
+          });
+        }),
+      );
+      return out;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(slots.map((s) => s.worker.terminate()));
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { DecisionRequest } from '../../domain/questions.ts';
+import type { DecisionEngine } from '../engine.ts';
+import { createEmbeddedEngine } from './index.ts';
+
+/** The shipped model end to end: USE-lite in two worker threads + the committed artifact. */
+describe('embedded engine with the real encoder', () => {
+  let engine: DecisionEngine;
+  before(async () => {
+    engine = createEmbeddedEngine({ threads: 2 });
+    await engine.load();
+  });
+  after(async () => {
+    await engine.close();
+  });
+  const spam = (text: string): DecisionRequest => ({
+    state: { text, json: undefined },
+    questions: [
+      {
+        type: 'noul',
+        instructions: 'Is this text message spam?',
+        options: [
+          { label: 'false', description: null },
+          { label: 'true', description: null },
+        ],
+      },
+      {
+        type: 'choice',
+        instructions: 'Which topic is this about?',
+        options: [
+          { label: 'sports', description: 'sports, games and athletes' },
+          { label: 'money', description: 'prizes, cash, payments and offers' },
+          { label: 'family', description: 'family and friends' },
+        ],
+      },
+    ],
+  });
+
+  it('separates a spam message from a personal one, and answers deterministically', async () => {
+    const signal = new AbortController().signal;
+    const a = await engine.answer(
+      spam('WINNER!! You have won a £1000 cash prize. Call 09061701461 now to claim, T&C apply.'),
+      signal,
+    );
+    const b = await engine.answer(spam("Hey, are we still on for dinner tonight? I'll bring the kids."), signal);
+    const pa = a.probabilities[0]?.[1] ?? 0;
+    const pb = b.probabilities[0]?.[1] ?? 1;
+    assert.ok(pa > pb + 0.3, `P(spam) ${pa} vs ${pb}`);
+    assert.ok(
+      (a.probabilities[1]?.[1] ?? 0) > (a.probabilities[1]?.[0] ?? 1),
+      'money beats sports for the prize message',
+    );
+    const again = await engine.answer(
+      spam('WINNER!! You have won a £1000 cash prize. Call 09061701461 now to claim, T&C apply.'),
+      signal,
+    );
+    assert.deepEqual(again.probabilities, a.probabilities);
+  });
+
+  it('embeds a long state without truncating it (two 256-token windows or more)', async () => {
+    const text = Array.from(
+      { length: 60 },
+      (_, i) => `Paragraph ${i}: the shipment was delayed again at the port.`,
+    ).join('\n');
+    const res = await engine.answer(spam(text), new AbortController().signal);
+    assert.ok((await engine.countTokens(spam(text))).state > 512);
+    assert.equal(res.probabilities.length, 2);
+  });
+});

@@ -1,0 +1,121 @@
+import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import { flattenState } from './flatten.ts';
+
+/**
+ * What the embedded engine encodes for one request. Every string here is embedded once (the
+ * engine deduplicates and caches); `null` means "no text", which the head reads as a zero vector.
+ * Training (scripts/train) builds its texts with the same functions, so the head sees at inference
+ * exactly what it saw in training.
+ */
+export interface QuestionTexts {
+  type: DecisionQuestion['type'];
+  /** The instructions, or null. */
+  instruction: string | null;
+  /**
+   * One text per option, in option order. noul: [false, true] where true reads the instruction
+   * plus the `true` description, false reads the instruction plus the `false` description or is
+   * null (no description: the head uses a learned baseline instead). choice: the label made
+   * readable plus its description. score: the level's text (null when the level has none).
+   */
+  options: (string | null)[];
+  /** Two texts whose relation the question is about (a detected pair), or null. */
+  pair: [string, string] | null;
+}
+
+export interface RequestTexts {
+  /** The state as read: strings verbatim, JSON flattened into `path: value` lines. */
+  state: string;
+  questions: QuestionTexts[];
+}
+
+const PAIR_LABELS =
+  /^(sentence|text|premise|hypothesis|question|passage|claim|statement|answer|evidence|context|document|query|summary|response|reference|candidate)\s*(?:[12ab])?$/i;
+
+/**
+ * Detects a state made of exactly two labelled parts ("Sentence 1: ... / Sentence 2: ...",
+ * "Question: ... / Passage: ..."), returning their bodies.
+ */
+export function detectStatePair(state: string): [string, string] | null {
+  const parts = state.split(/\n(?=[A-Za-z][A-Za-z ]{0,24}\s*[12ab]?\s*:)/);
+  if (parts.length !== 2) return null;
+  const out: string[] = [];
+  for (const part of parts) {
+    const m = /^\s*([A-Za-z][A-Za-z ]{0,24}?\s*[12ab]?)\s*:\s*([\s\S]+)$/.exec(part);
+    if (!m || !PAIR_LABELS.test((m[1] ?? '').trim())) return null;
+    const body = (m[2] ?? '').trim();
+    if (body.length === 0) return null;
+    out.push(body);
+  }
+  return [out[0] ?? '', out[1] ?? ''];
+}
+
+/** A statement quoted in the instructions ("Does this text imply that "X"?"), or null. */
+export function detectQuotedStatement(instructions: string | null): string | null {
+  if (!instructions) return null;
+  const m = /["“]([^"”]{12,})["”]/.exec(instructions);
+  const body = m?.[1]?.trim();
+  return body && /\s/.test(body) ? body : null;
+}
+
+/** `book_flight` -> `book flight`, `Sci/Tech` stays. */
+export function readableLabel(label: string): string {
+  return label.replace(/[_]+/g, ' ').trim();
+}
+
+function join(a: string | null, b: string | null): string | null {
+  if (a && b) return `${a}\n${b}`;
+  return a || b || null;
+}
+
+export function questionTexts(
+  question: DecisionQuestion,
+  stateText: string,
+  statePair: [string, string] | null,
+): QuestionTexts {
+  const instruction = question.instructions?.trim() || null;
+  let options: (string | null)[];
+  if (question.type === 'noul') {
+    const f = question.options[0]?.description?.trim() || null;
+    const t = question.options[1]?.description?.trim() || null;
+    options = [f ? join(instruction, f) : null, join(instruction, t)];
+  } else if (question.type === 'choice') {
+    options = question.options.map((o) => {
+      const name = readableLabel(o.label);
+      const desc = o.description?.trim() || null;
+      return desc ? (name ? `${name}: ${desc}` : desc) : name || null;
+    });
+  } else {
+    options = question.options.map((o) => o.description?.trim() || null);
+  }
+  let pair = statePair;
+  if (!pair) {
+    const quoted = detectQuotedStatement(instruction);
+    if (quoted) pair = [stateText, quoted];
+  }
+  return { type: question.type, instruction, options, pair };
+}
+
+/** Renders a request into the texts the engine embeds. */
+export function requestTexts(request: DecisionRequest): RequestTexts {
+  const json = request.state.json;
+  const state =
+    json !== undefined && json !== null && typeof json === 'object' ? flattenState(json) : request.state.text;
+  const statePair = detectStatePair(state);
+  return { state, questions: request.questions.map((q) => questionTexts(q, state, statePair)) };
+}
+
+/** Every distinct non-empty text a request needs embedded. */
+export function textsToEmbed(rt: RequestTexts): string[] {
+  const out = new Set<string>();
+  if (rt.state) out.add(rt.state);
+  for (const q of rt.questions) {
+    if (q.instruction) out.add(q.instruction);
+    for (const o of q.options) if (o) out.add(o);
+    if (q.pair) {
+      out.add(q.pair[0]);
+      out.add(q.pair[1]);
+    }
+  }
+  out.delete('');
+  return [...out];
+}
