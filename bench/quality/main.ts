@@ -48,8 +48,8 @@ if (values.url) {
   answer = createHttpAnswer(fetchRequest(values.url), values.key);
   const models = (await (
     await fetch(new URL('/v1/models', values.url), { headers: { authorization: `Bearer ${values.key}` } })
-  ).json()) as { data?: { id: string }[] };
-  engineId = models.data?.[0]?.id ?? 'remote';
+  ).json()) as { models?: { id: string }[]; data?: { id: string }[] };
+  engineId = (models.models ?? models.data)?.[0]?.id ?? 'remote';
 } else {
   const engine = createEmbeddedEngine();
   await engine.load();

@@ -218,11 +218,11 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '### Out of distribution: CalDec validation (assistant decisions, soft targets from a teacher model)',
     "1,644 decisions in 805 multi-question requests with JSON states; targets are a large model's judgments, not human",
     'labels. Accuracy and ECE on decisions whose target has a unique maximum.',
-    '| type | n | accuracy | Brier (model / uniform) | NLL (model / uniform) | ECE | score MAE (model / uniform) |',
+    '| type | n | accuracy (model / uniform) | Brier (model / uniform) | NLL (model / uniform) | ECE | score MAE (model / uniform) |',
     '|---|---|---|---|---|---|---|',
     ...TYPES.map((t) => {
       const b = caldec[t] as { model: Metrics; uniform: Metrics };
-      return `| ${t} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.uniform.accuracy)} (uniform: first option) | ${f(b.model.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} | ${f(b.model.scoreMae)} / ${f(b.uniform.scoreMae)} |`;
+      return `| ${t} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.uniform.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} | ${f(b.model.scoreMae)} / ${f(b.uniform.scoreMae)} |`;
     }),
     '',
     '## Reliability diagrams',
@@ -255,7 +255,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '  unless the options or the pair structure carry the signal; that is by design (calibrated, not confident).',
     ...TYPES.filter((t) => (cal[t].unseen.a[0] ?? 0) >= 8 && cal[t].unseen.a.slice(1).every((v) => v === 0)).map(
       (t) =>
-        `- **${t} questions unlike its training tasks get the uniform answer** (${t === 'noul' ? '0.5' : '1/k for every level'}): no setting of its unseen-task calibration kept every held-out ${t} set at or below the uniform answer's Brier, so it abstains rather than guess.`,
+        `- **${t} questions unlike its training tasks get (within 0.0004) the uniform answer** (${t === 'noul' ? '0.5' : '1/k for every level'}; exactly that after the protocol's rounding): no setting of its unseen-task calibration kept every held-out ${t} set at or below the uniform answer's Brier, so it abstains rather than guess.`,
     ),
     '- What transfers: choice questions whose option names/descriptions are meaningful (topics, intents,',
     '  emotions); see the per-set table (e.g. ag_news, trec, tweeteval_emotion well above their priors).',

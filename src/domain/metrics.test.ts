@@ -61,6 +61,23 @@ describe('metrics', () => {
     close(m.scoreMae ?? -1, Math.abs(0.2 + 1.4 - 1));
   });
 
+  it('ties at the top count as expected accuracy under random tie-breaking', () => {
+    const m = computeMetrics([
+      { p: [0.5, 0.5], t: [0, 1] },
+      { p: [0.25, 0.25, 0.25, 0.25], t: [1, 0, 0, 0] },
+      { p: [0.4, 0.4, 0.2], t: [0, 0, 1] },
+    ]);
+    close(m.accuracy, (0.5 + 0.25 + 0) / 3);
+    // a uniform answer is calibrated whatever the label order
+    close(
+      computeMetrics([
+        { p: [0.5, 0.5], t: [1, 0] },
+        { p: [0.5, 0.5], t: [1, 0] },
+      ]).ece,
+      0,
+    );
+  });
+
   it('baselines: majority prior = label frequencies, uniform = 1/k', () => {
     const targets = [oneHot(2, 0), oneHot(2, 0), oneHot(2, 0), oneHot(2, 1)];
     assert.deepEqual(majorityPrior(targets), [0.75, 0.25]);

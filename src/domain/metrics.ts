@@ -7,7 +7,10 @@
  *   sum divided by k, so values are comparable only between answers with the same option counts.
  * - NLL: -sum_k t_k log p_k (natural log; p clipped at 1e-12).
  * - Accuracy and ECE: on items whose target has a unique maximum; the prediction is the argmax of
- *   p (first on ties). ECE uses 15 equal-width bins on the top probability.
+ *   p, and when several options share the top probability an item counts as 1/m correct if the
+ *   label is among those m (the expectation under random tie-breaking; a uniform answer over k
+ *   options is 1/k correct, never "right by list order"). ECE uses 15 equal-width bins on the top
+ *   probability.
  * - Score MAE: |E_p[level] - E_t[level]| in levels (score questions only).
  * Targets are distributions (a hard label is one-hot).
  */
@@ -65,8 +68,18 @@ export function expectedLevel(p: readonly number[]): number {
 
 export const ECE_BINS = 15;
 
+/** `correct` is a boolean, or a fraction for tied top probabilities. */
+export interface ConfidencePair {
+  confidence: number;
+  correct: boolean | number;
+}
+
+function credit(c: boolean | number): number {
+  return typeof c === 'number' ? c : c ? 1 : 0;
+}
+
 /** ECE over (confidence, correct) pairs, 15 equal-width bins on the top probability. */
-export function ece(pairs: readonly { confidence: number; correct: boolean }[], bins = ECE_BINS): number {
+export function ece(pairs: readonly ConfidencePair[], bins = ECE_BINS): number {
   if (pairs.length === 0) return 0;
   const conf = new Array<number>(bins).fill(0);
   const acc = new Array<number>(bins).fill(0);
@@ -74,7 +87,7 @@ export function ece(pairs: readonly { confidence: number; correct: boolean }[], 
   for (const { confidence, correct } of pairs) {
     const b = Math.min(bins - 1, Math.max(0, Math.floor(confidence * bins)));
     conf[b] = (conf[b] ?? 0) + confidence;
-    acc[b] = (acc[b] ?? 0) + (correct ? 1 : 0);
+    acc[b] = (acc[b] ?? 0) + credit(correct);
     cnt[b] = (cnt[b] ?? 0) + 1;
   }
   let e = 0;
@@ -87,7 +100,7 @@ export function ece(pairs: readonly { confidence: number; correct: boolean }[], 
 
 /** Reliability table rows: per bin, count, mean confidence and accuracy. */
 export function reliability(
-  pairs: readonly { confidence: number; correct: boolean }[],
+  pairs: readonly ConfidencePair[],
   bins = ECE_BINS,
 ): { lo: number; hi: number; n: number; confidence: number; accuracy: number }[] {
   const rows = Array.from({ length: bins }, (_, b) => ({
@@ -102,7 +115,7 @@ export function reliability(
     if (!row) continue;
     row.n++;
     row.confidence += confidence;
-    row.accuracy += correct ? 1 : 0;
+    row.accuracy += credit(correct);
   }
   for (const r of rows) {
     if (r.n > 0) {
@@ -113,13 +126,15 @@ export function reliability(
   return rows;
 }
 
-export function confidencePairs(items: readonly MetricItem[]): { confidence: number; correct: boolean }[] {
-  const out: { confidence: number; correct: boolean }[] = [];
+export function confidencePairs(items: readonly MetricItem[]): { confidence: number; correct: number }[] {
+  const out: { confidence: number; correct: number }[] = [];
   for (const it of items) {
     const gold = uniqueMax(it.t);
     if (gold === null) continue;
-    const pred = argmax(it.p);
-    out.push({ confidence: it.p[pred] ?? 0, correct: pred === gold });
+    const top = it.p[argmax(it.p)] ?? 0;
+    let ties = 0;
+    for (const v of it.p) if (v === top) ties++;
+    out.push({ confidence: top, correct: it.p[gold] === top ? 1 / ties : 0 });
   }
   return out;
 }
@@ -138,7 +153,7 @@ export function computeMetrics(items: readonly MetricItem[]): Metrics {
     }
   }
   const pairs = confidencePairs(items);
-  const correct = pairs.filter((x) => x.correct).length;
+  const correct = pairs.reduce((a, x) => a + x.correct, 0);
   const n = items.length;
   return {
     n,

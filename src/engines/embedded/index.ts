@@ -55,7 +55,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     description:
       'Embedded default: USE-lite sentence embeddings + a small calibrated decision head. No download, no GPU. ' +
       'Strong on topic, intent and emotion choices and on tasks like its training sets; near the prior elsewhere.',
-    releaseDate: '2025-11-22',
+    releaseDate: '2026-11-22',
   };
   let model: Model | null = null;
   let tokenizer: EncoderTokenizer | null = null;
