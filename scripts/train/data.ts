@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecisionOption, DecisionQuestion, DecisionRequest, Json } from '../../src/domain/questions.ts';
+import { hash32, mulberry32 } from '../../src/lib/seeded.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SHARED_DATA = resolve(REPO_ROOT, '..', 'shared', 'data');
@@ -48,27 +49,6 @@ export function targetIndex(question: DecisionQuestion, label: Json): number {
   if (question.type === 'noul') return label === true ? 1 : 0;
   if (question.type === 'score') return Number(label);
   return question.options.findIndex((o) => o.label === label);
-}
-
-/** FNV-1a, for stable splits. */
-export function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function decisionsDir(): string {
@@ -123,3 +103,5 @@ export function loadTask(task: string, limit: number, headTasks: ReadonlySet<str
   }
   return out;
 }
+
+export { hash32, mulberry32 };

@@ -2,19 +2,10 @@
  * Synthetic, seeded inputs whose answers `npm run train` records in models/brier-lite/golden.json;
  * the tests recompute them from the committed artifact, so code and artifact cannot drift apart.
  */
+
+import { mulberry32 as rng } from '../../lib/seeded.ts';
 import type { QuestionInput, QuestionType } from './features.ts';
 import { EMBEDDING_DIM } from './pool.ts';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A deterministic unit vector for a seed. */
 export function seededUnitVector(seed: number): Float32Array {

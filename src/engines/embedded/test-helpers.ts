@@ -1,14 +1,8 @@
 /** Deterministic stand-ins used by the embedded engine's tests. */
+import { hash32 as hash32ForTests } from '../../lib/seeded.ts';
 import { seededUnitVector } from './golden.ts';
 
-export function hash32ForTests(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
+export { hash32ForTests };
 
 export function seededUnitVectorFromText(text: string): Float32Array {
   return seededUnitVector(hash32ForTests(text));

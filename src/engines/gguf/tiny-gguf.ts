@@ -10,6 +10,7 @@
  * the alignment; then each tensor's little-endian f32 data, each padded to the alignment.
  */
 import { writeFile } from 'node:fs/promises';
+import { mulberry32 as createRandom } from '../../lib/seeded.ts';
 
 export interface TinyGgufOptions {
   /** PRNG seed for the weights. Default 1. */
@@ -193,18 +194,6 @@ export function encodeGguf(metadata: ReadonlyMap<string, MetaValue>, tensors: re
     out.pad(ALIGNMENT);
   }
   return out.result();
-}
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = [
