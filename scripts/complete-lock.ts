@@ -19,7 +19,14 @@ const lock = JSON.parse(fs.readFileSync(file, 'utf8')) as { packages: Record<str
 /** os, cpu and libc implied by a platform package's name suffix. */
 function platform(name: string): { os: string[]; cpu: string[]; libc?: string[] } | undefined {
   const suffix = name.split('/').pop() ?? '';
-  const os = [['win32', 'win32'], ['win-', 'win32'], ['darwin', 'darwin'], ['mac-', 'darwin'], ['android', 'android'], ['linux', 'linux']].find(([p]) => suffix.includes(p as string))?.[1];
+  const os = [
+    ['win32', 'win32'],
+    ['win-', 'win32'],
+    ['darwin', 'darwin'],
+    ['mac-', 'darwin'],
+    ['android', 'android'],
+    ['linux', 'linux'],
+  ].find(([p]) => suffix.includes(p as string))?.[1];
   const cpu = ['arm64', 'armv7l', 'riscv64', 'x64'].find((c) => suffix.includes(c));
   if (!os || !cpu) return undefined;
   return { os: [os], cpu: [cpu], ...(suffix.endsWith('-musl') ? { libc: ['musl'] } : {}) };
@@ -36,6 +43,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 fs.writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`package-lock.json: ${added} missing optional platform entries added`);

@@ -26,7 +26,12 @@ async function run(): Promise<number> {
     case 'models': {
       const interrupt = new AbortController();
       process.once('SIGINT', () => interrupt.abort());
-      return runModelsCommand(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: interrupt.signal });
+      return runModelsCommand(rest, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+        signal: interrupt.signal,
+      });
     }
     default:
       console.error(USAGE);

@@ -1,5 +1,5 @@
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { SqliteDialect, type SqliteDatabase } from 'kysely';
+import { type SqliteDatabase, SqliteDialect } from 'kysely';
 
 /**
  * Kysely's SqliteDialect speaks the better-sqlite3 interface; this adapts node:sqlite's

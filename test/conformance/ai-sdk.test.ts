@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTypeSafeAi } from '@ai-sdk/typesafe-ai';
-import { experimental_decide as decide, type Experimental_DecisionModel as DecisionModel } from 'ai';
+import { type Experimental_DecisionModel as DecisionModel, experimental_decide as decide } from 'ai';
 import { type RunningServer, startServer, waitHealthy } from '../server.ts';
 
 describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
@@ -9,7 +9,8 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
   let provider: ReturnType<typeof createTypeSafeAi>;
   // @ai-sdk/typesafe-ai 3.0.0 declares the v4 *evaluation* model type, which ai 7's `decide` accepts at
   // run time but whose declared state type lags behind; the cast is on types only.
-  const model = (p: ReturnType<typeof createTypeSafeAi>): DecisionModel => p.evaluationModel('jev-latest') as unknown as DecisionModel;
+  const model = (p: ReturnType<typeof createTypeSafeAi>): DecisionModel =>
+    p.evaluationModel('jev-latest') as unknown as DecisionModel;
   before(async () => {
     server = await startServer({ BRIER_MODEL: 'fake' });
     await waitHealthy(server.url);
@@ -47,12 +48,9 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
 
   test('a bad key surfaces as an APICallError with the server message', async () => {
     const bad = createTypeSafeAi({ apiKey: 'brier_sk_wrong', baseURL: `${server.url}/v1` });
-    await assert.rejects(
-      decide({ model: model(bad), state: 's', questions, maxRetries: 0 }),
-      (e: unknown) => {
-        assert.match(String((e as Error).message), /invalid or revoked API key/);
-        return true;
-      },
-    );
+    await assert.rejects(decide({ model: model(bad), state: 's', questions, maxRetries: 0 }), (e: unknown) => {
+      assert.match(String((e as Error).message), /invalid or revoked API key/);
+      return true;
+    });
   });
 });

@@ -22,7 +22,11 @@ describe('the real server on the GGUF engine (BRIER_MODEL=<file>.gguf)', () => {
     }
     server = await startServer({ BRIER_MODEL: model, BRIER_THREADS: '1', BRIER_CONTEXT_SIZE: '1024' });
     await waitHealthy(server.url);
-    client = new TypeSafeClient({ apiKey: await server.createKey('gguf@example.com'), baseURL: server.url, retry: { maxRetries: 0 } });
+    client = new TypeSafeClient({
+      apiKey: await server.createKey('gguf@example.com'),
+      baseURL: server.url,
+      retry: { maxRetries: 0 },
+    });
   });
   after(async () => {
     await server?.stop();

@@ -16,7 +16,11 @@ test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MO
       body: JSON.stringify({
         state: 'I was charged twice for my subscription. Please refund one.',
         questions: {
-          team: { type: 'choice', instructions: 'Which team should handle this?', criteria: { billing: 'charges and refunds', tech: 'bugs and outages' } },
+          team: {
+            type: 'choice',
+            instructions: 'Which team should handle this?',
+            criteria: { billing: 'charges and refunds', tech: 'bugs and outages' },
+          },
           refund: { type: 'noul', instructions: 'Is the customer asking for money back?' },
         },
       }),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createFakeEngine } from '../../engines/fake/fake-engine.ts';
 import { makeTestApp } from '../../../test/harness.ts';
+import { createFakeEngine } from '../../engines/fake/fake-engine.ts';
 
 describe('GET /healthz', () => {
   test('200 without credentials when the engine and database are ready', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 
 describe('POST /v1/systemone 400 (semantic limits)', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 import { makeTestApp } from '../../../../test/harness.ts';
+import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 
 const body = { state: 's', questions: { q: { type: 'noul' } } };
 
