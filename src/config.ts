@@ -12,6 +12,7 @@ const Env = z.object({
     .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'DATABASE_URL must start with file: or postgres://')
     .optional(),
   BRIER_MODEL: z.string().min(1).optional(),
+  BRIER_UPSTREAM_API_KEY: z.string().min(1).optional(),
   BRIER_MODEL_TEMPERATURE: z.coerce.number().positive().default(1),
   BRIER_CONTEXT_SIZE: z.coerce.number().int().min(256).default(4096),
   BRIER_THREADS: z.coerce.number().int().min(1).default(2),
@@ -44,6 +45,8 @@ const Env = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
     .optional(),
+  BRIER_METRICS: z.enum(['on', 'off']).default('on'),
+  BRIER_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 /** A third-party sign-in provider's client credentials. */
@@ -60,6 +63,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string;
   model: string | undefined;
+  /** Bearer key for an upstream System One server (BRIER_MODEL=http(s)://...). */
+  upstreamApiKey: string | undefined;
   modelTemperature: number;
   contextSize: number;
   threads: number;
@@ -82,6 +87,10 @@ export interface Config {
   google: OAuthClient | undefined;
   rateLimitStore: RateLimitStore;
   redisUrl: string | undefined;
+  /** GET /metrics (Prometheus) is served. */
+  metricsEnabled: boolean;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
 }
 
 function pair(what: string, id: string | undefined, secret: string | undefined): OAuthClient | undefined {
@@ -116,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     databaseUrl: e.DATABASE_URL ?? `file:${path.join(dataDir, 'brier.db')}`,
     model: e.BRIER_MODEL,
+    upstreamApiKey: e.BRIER_UPSTREAM_API_KEY,
     modelTemperature: e.BRIER_MODEL_TEMPERATURE,
     contextSize: e.BRIER_CONTEXT_SIZE,
     threads: e.BRIER_THREADS,
@@ -136,5 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     google: pair('GOOGLE_CLIENT_ID/GOOGLE_CLIENT_SECRET', e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET),
     rateLimitStore: e.RATE_LIMIT_STORE,
     redisUrl: e.REDIS_URL,
+    metricsEnabled: e.BRIER_METRICS === 'on',
+    metricsToken: e.BRIER_METRICS_TOKEN,
   };
 }

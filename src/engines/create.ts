@@ -29,7 +29,9 @@ export async function createEngine(config: Config): Promise<DecisionEngine> {
       const { createEmbeddedEngine } = await import('./embedded/index.ts');
       return createEmbeddedEngine({ threads: config.threads });
     }
-    case 'upstream':
-      throw new Error(`BRIER_MODEL=${spec.baseUrl}: upstream engines are not implemented yet`);
+    case 'upstream': {
+      const { createUpstreamEngine } = await import('./upstream/system-one.ts');
+      return createUpstreamEngine({ baseUrl: spec.baseUrl, apiKey: config.upstreamApiKey });
+    }
   }
 }

@@ -20,17 +20,22 @@ export const modelsRoute = createRoute({
 });
 
 export function registerModels(app: OpenAPIHono<AppEnv>, engine: DecisionEngine): void {
-  const body = {
-    models: [
+  // Read per request: an upstream engine learns its description and limits when it loads.
+  app.openapi(modelsRoute, (c) =>
+    c.json(
       {
-        name: 'brier-latest',
-        id: engine.info.id,
-        description: engine.info.description,
-        release_date: engine.info.releaseDate,
-        context_limit: engine.limits.contextTokens,
-        input_limit: engine.limits.inputTokens,
+        models: [
+          {
+            name: 'brier-latest',
+            id: engine.info.id,
+            description: engine.info.description,
+            release_date: engine.info.releaseDate,
+            context_limit: engine.limits.contextTokens,
+            input_limit: engine.limits.inputTokens,
+          },
+        ],
       },
-    ],
-  };
-  app.openapi(modelsRoute, (c) => c.json(body, 200));
+      200,
+    ),
+  );
 }
