@@ -16,20 +16,38 @@ type Entry = { version?: string; optionalDependencies?: Record<string, string>; 
 const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(fs.readFileSync(file, 'utf8')) as { packages: Record<string, Entry> };
 
-/** os, cpu and libc implied by a platform package's name suffix. */
+/** os, cpu and libc implied by a platform package's name suffix (biome, node-llama-cpp, rollup naming). */
+const OS: [string, string][] = [
+  ['win32', 'win32'],
+  ['win-', 'win32'],
+  ['darwin', 'darwin'],
+  ['mac-', 'darwin'],
+  ['android', 'android'],
+  ['freebsd', 'freebsd'],
+  ['openbsd', 'openbsd'],
+  ['netbsd', 'netbsd'],
+  ['openharmony', 'openharmony'],
+  ['sunos', 'sunos'],
+  ['aix', 'aix'],
+  ['linux', 'linux'],
+];
+const CPU: [string, string][] = [
+  ['arm64', 'arm64'],
+  ['armv7l', 'arm'],
+  ['arm-', 'arm'],
+  ['riscv64', 'riscv64'],
+  ['loong64', 'loong64'],
+  ['ppc64', 'ppc64'],
+  ['s390x', 's390x'],
+  ['ia32', 'ia32'],
+  ['x64', 'x64'],
+];
 function platform(name: string): { os: string[]; cpu: string[]; libc?: string[] } | undefined {
-  const suffix = name.split('/').pop() ?? '';
-  const os = [
-    ['win32', 'win32'],
-    ['win-', 'win32'],
-    ['darwin', 'darwin'],
-    ['mac-', 'darwin'],
-    ['android', 'android'],
-    ['linux', 'linux'],
-  ].find(([p]) => suffix.includes(p as string))?.[1];
-  const cpu = ['arm64', 'armv7l', 'riscv64', 'x64'].find((c) => suffix.includes(c));
+  const suffix = `${name.split('/').pop() ?? ''}-`;
+  const os = OS.find(([p]) => suffix.includes(p))?.[1];
+  const cpu = CPU.find(([p]) => suffix.includes(p))?.[1];
   if (!os || !cpu) return undefined;
-  return { os: [os], cpu: [cpu], ...(suffix.endsWith('-musl') ? { libc: ['musl'] } : {}) };
+  return { os: [os], cpu: [cpu], ...(suffix.includes('-musl') ? { libc: ['musl'] } : {}) };
 }
 
 let added = 0;

@@ -20,10 +20,15 @@ import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
 import { sessionAuth } from './http/middleware/session-auth.ts';
 import { usageMeter } from './http/middleware/usage-meter.ts';
+import { DEFAULT_CONSOLE_DIR, registerConsoleStatic } from './http/static.ts';
 import type { Logger } from './observability/logger.ts';
+import type { Metrics } from './observability/metrics.ts';
 import { registerAccount } from './routes/control/account/route.ts';
 import { registerAuth } from './routes/control/auth/route.ts';
+import { registerAuthProviders, type SignInProvider } from './routes/control/auth-providers/route.ts';
 import { registerKeys } from './routes/control/keys/route.ts';
+import { registerConsoleModel } from './routes/control/model/route.ts';
+import { PLAYGROUND_PATH, registerPlayground } from './routes/control/playground/route.ts';
 import { registerUsage } from './routes/control/usage/route.ts';
 import { registerHealthz } from './routes/healthz/route.ts';
 import { registerModels } from './routes/v1/models/route.ts';
@@ -39,6 +44,8 @@ export interface AppDeps {
   maxBodyBytes: number;
   siteOrigin: string | undefined;
   control: ControlDeps;
+  /** Prometheus metrics: the request middleware and GET /metrics (absent: neither). */
+  metrics?: { metrics: Metrics; token: string | undefined } | undefined;
 }
 
 /** The control plane (/control/v1): accounts, sessions, keys, usage. */
@@ -50,6 +57,12 @@ export interface ControlDeps {
   authRateRules?: Record<string, AuthRateRule> | undefined;
   /** This server's public URL (cookies are Secure when it is https). */
   publicUrl: string;
+  /** Third-party sign-in providers, as the console's sign-in page offers them. */
+  providers?: SignInProvider[] | undefined;
+  /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
+  modelCardDir?: string | undefined;
+  /** The built web console (default dist/console); served at /console. */
+  consoleDir?: string | undefined;
 }
 
 /** Builds the whole HTTP surface from its dependencies; no side effects beyond routing. */
@@ -61,6 +74,8 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.use('*', requestId());
+  // Metrics (issue 6): times and counts every request by its matched route pattern.
+  if (deps.metrics) app.use('*', deps.metrics.metrics.middleware());
   app.use('*', requestLog(deps.logger));
 
   const v1 = ['/v1/*'];
@@ -99,6 +114,8 @@ export function buildApp(deps: AppDeps) {
   app.use('/control/v1/keys', sessionAuth(control.auth));
   app.use('/control/v1/keys/*', sessionAuth(control.auth));
   app.use('/control/v1/account', sessionAuth(control.auth));
+  app.use('/control/v1/model', sessionAuth(control.auth));
+  app.use(PLAYGROUND_PATH, sessionAuth(control.auth));
 
   app.use('/v1/*', apiKeyAuth(deps.keys));
   app.use(
@@ -111,12 +128,26 @@ export function buildApp(deps: AppDeps) {
     }),
   );
   app.use('/v1/systemone', usageMeter(deps.usage, '/v1/systemone'));
+  app.use(
+    PLAYGROUND_PATH,
+    bodyLimit({
+      maxSize: deps.maxBodyBytes,
+      onError: () => {
+        throw fail('PAYLOAD_TOO_LARGE', `request body is larger than ${deps.maxBodyBytes} bytes (the limit)`);
+      },
+    }),
+  );
 
   registerHealthz(app, deps.engine, deps.db);
+  // GET /metrics (issue 6): open unless BRIER_METRICS_TOKEN is set; keep it off the public gateway.
+  if (deps.metrics) deps.metrics.metrics.register(app, deps.metrics.token);
   registerModels(app, deps.engine);
   registerSystemOne(app, deps.decisions);
   registerAuth(app, { auth: control.auth, db: deps.db });
   registerKeys(app, deps.keys);
+  registerAuthProviders(app, control.providers ?? []);
+  registerPlayground(app, { decisions: deps.decisions, usage: deps.usage });
+  registerConsoleModel(app, { engine: deps.engine, modelCardDir: control.modelCardDir });
   registerUsage(app, { auth: control.auth, keys: deps.keys, usage: deps.usage, reporter: control.reporter });
   const secure = control.publicUrl.startsWith('https://');
   registerAccount(app, {
@@ -127,6 +158,8 @@ export function buildApp(deps: AppDeps) {
         `${secure ? '__Secure-' : ''}brier.${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
     ),
   });
+
+  registerConsoleStatic(app, { dir: control.consoleDir ?? DEFAULT_CONSOLE_DIR, basePath: '/console' });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

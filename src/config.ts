@@ -45,6 +45,8 @@ const Env = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
     .optional(),
+  BRIER_ENGINE_PARALLELISM: z.coerce.number().int().min(1).max(64).optional(),
+  BRIER_KV_CACHE_MB: z.coerce.number().int().min(1).optional(),
   BRIER_METRICS: z.enum(['on', 'off']).default('on'),
   BRIER_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -87,6 +89,10 @@ export interface Config {
   google: OAuthClient | undefined;
   rateLimitStore: RateLimitStore;
   redisUrl: string | undefined;
+  /** Requests an engine answers at once (batched); undefined: the engine's default. */
+  engineParallelism: number | undefined;
+  /** GGUF: memory for cached state prefixes (KV cache), MiB; undefined: the engine's default. */
+  kvCacheMb: number | undefined;
   /** GET /metrics (Prometheus) is served. */
   metricsEnabled: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -146,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     google: pair('GOOGLE_CLIENT_ID/GOOGLE_CLIENT_SECRET', e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET),
     rateLimitStore: e.RATE_LIMIT_STORE,
     redisUrl: e.REDIS_URL,
+    engineParallelism: e.BRIER_ENGINE_PARALLELISM,
+    kvCacheMb: e.BRIER_KV_CACHE_MB,
     metricsEnabled: e.BRIER_METRICS === 'on',
     metricsToken: e.BRIER_METRICS_TOKEN,
   };

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp } from './app.ts';
@@ -17,6 +19,8 @@ import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './ht
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
+import { createMetrics } from './observability/metrics.ts';
+import type { SignInProvider } from './routes/control/auth-providers/route.ts';
 
 export interface ServiceOptions {
   queueLimit: number;
@@ -44,6 +48,24 @@ export interface ServiceOptions {
   mailer?: Mailer | undefined;
   /** Overrides the auth rate-limit budgets (tests). */
   authRateRules?: Record<string, AuthRateRule> | undefined;
+  /** Serve GET /metrics (default true); with a token it needs that bearer. */
+  metricsEnabled?: boolean | undefined;
+  metricsToken?: string | undefined;
+  /** The built web console served at /console (default dist/console). */
+  consoleDir?: string | undefined;
+  /** Model card folder shown on the console's model page (default: models/brier-lite for brier-lite engines). */
+  modelCardDir?: string | undefined;
+}
+
+const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
+
+/** The sign-in buttons the console shows, from what is configured. */
+function signInProviders(options: ServiceOptions): SignInProvider[] {
+  const list: SignInProvider[] = [];
+  if (options.oidc) list.push({ id: 'oidc', name: options.oidc.name });
+  if (options.github) list.push({ id: 'github', name: 'GitHub' });
+  if (options.google) list.push({ id: 'google', name: 'Google' });
+  return list;
 }
 
 function limiterStore(options: ServiceOptions): { store: LimiterStore; close: () => Promise<void> } {
@@ -75,8 +97,16 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     flushMs: options.usageFlushMs,
     onError: (err, pending) => logger.error({ err, pending }, 'usage flush failed; will retry'),
   });
-  const scheduler = createScheduler({ limit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
+  const scheduler = createScheduler({
+    limit: options.queueLimit,
+    timeoutMs: options.requestTimeoutMs,
+    concurrency: engine.parallelism ?? 1,
+  });
   const decisions = createDecisionService(engine, scheduler);
+  // Metrics: HTTP middleware, queue gauges read from the scheduler, the engine's cache/batch hook.
+  const metrics = createMetrics();
+  metrics.observeQueue(scheduler);
+  engine.attachMetrics?.(metrics.engine);
 
   const publicUrl = (options.publicUrl ?? 'http://127.0.0.1').replace(/\/+$/, '');
   const mailer =
@@ -103,6 +133,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     logger,
     maxBodyBytes: options.maxBodyBytes,
     siteOrigin: options.siteOrigin,
+    metrics: options.metricsEnabled === false ? undefined : { metrics, token: options.metricsToken },
     control: {
       auth,
       reporter: createUsageReporter(db),
@@ -110,6 +141,9 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       limiter: createLimiterFactory(limits.store, logger),
       authRateRules: options.authRateRules,
       publicUrl,
+      providers: signInProviders(options),
+      modelCardDir: options.modelCardDir ?? (engine.info.id.startsWith('brier-lite') ? BRIER_LITE_CARD : undefined),
+      consoleDir: options.consoleDir,
     },
   });
 
@@ -119,7 +153,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     await mailer.close();
     await limits.close();
   }
-  return { app, keys, accounts, usage, scheduler, decisions, auth, mailer, close };
+  return { app, keys, accounts, usage, scheduler, decisions, auth, mailer, metrics, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

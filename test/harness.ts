@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import pg from 'pg';
 import { migrate } from '../src/db/migrate.ts';
 import { type Db, openDb } from '../src/db/open.ts';
 import type { DecisionEngine } from '../src/engines/engine.ts';
@@ -43,14 +43,33 @@ export async function freshDb(kind: DbKind): Promise<Db & { drop(): Promise<void
   }
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const db = await openDb(url, { schema });
+  // A database of its own per test db, not a schema: Kysely's migrator introspects every table of
+  // the database, and another file dropping its schema mid-introspection failed that (flaky).
+  const name = `brier_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  const db = await openDb(own.href);
   await migrate(db);
   return {
     ...db,
     drop: async () => {
-      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely);
       await db.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      // Without FORCE: the pool's sockets may take a moment to close; never kill them under a test.
+      for (let attempt = 0; attempt < 20; attempt++) {
+        try {
+          await client.query(`drop database if exists ${name}`);
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      await client.end();
     },
   };
 }

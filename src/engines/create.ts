@@ -23,11 +23,13 @@ export async function createEngine(config: Config): Promise<DecisionEngine> {
         contextSize: config.contextSize,
         threads: config.threads,
         description: describeModelSpec(spec).description,
+        parallelism: config.engineParallelism,
+        kvCacheBytes: config.kvCacheMb === undefined ? undefined : config.kvCacheMb * 2 ** 20,
       });
     }
     case 'embedded': {
       const { createEmbeddedEngine } = await import('./embedded/index.ts');
-      return createEmbeddedEngine({ threads: config.threads });
+      return createEmbeddedEngine({ threads: config.threads, parallelism: config.engineParallelism });
     }
     case 'upstream': {
       const { createUpstreamEngine } = await import('./upstream/system-one.ts');

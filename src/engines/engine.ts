@@ -37,6 +37,19 @@ export interface ModelInfo {
 }
 
 /**
+ * Optional instrumentation an engine reports to (src/observability/metrics.ts implements it).
+ * Engines work without it; every call must be cheap.
+ */
+export interface EngineMetrics {
+  /** `count` lookups of cache `cache` that hit (or missed). */
+  cacheLookup(cache: string, hit: boolean, count?: number): void;
+  /** One engine call over `size` items of `kind` (e.g. texts per encoder call). */
+  batch(engine: string, kind: string, size: number): void;
+  /** `tokens` evaluated in `seconds` during `phase` (prefill, question, encode). */
+  tokens(engine: string, phase: string, tokens: number, seconds: number): void;
+}
+
+/**
  * A decision engine answers every question of a request with a probability distribution,
  * without generating text. Implementations live in engines/<name>/ and are built by factories.
  */
@@ -51,4 +64,11 @@ export interface DecisionEngine {
   /** Answers; rejects with signal.reason once the signal aborts. */
   answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer>;
   close(): Promise<void>;
+  /**
+   * Requests the engine can usefully take at once (the scheduler's concurrency): above 1 the
+   * engine batches the work of concurrent requests. Absent: 1.
+   */
+  readonly parallelism?: number;
+  /** Reports to `metrics` from now on (optional; engines built with a metrics option need not). */
+  attachMetrics?(metrics: EngineMetrics): void;
 }

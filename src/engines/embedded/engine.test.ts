@@ -154,3 +154,61 @@ describe('embedder', () => {
     assert.equal(hash32ForTests('a'), hash32ForTests('a'));
   });
 });
+
+describe('embedder micro-batching', () => {
+  it('encodes the texts of concurrent calls in one encoder call, each distinct text once', async () => {
+    const encoder = fakeEncoder();
+    const lookups: [boolean, number][] = [];
+    const batches: number[] = [];
+    const embedder = createEmbedder({
+      encoder,
+      tokenizer: createEncoderTokenizer(),
+      metrics: () => ({
+        cacheLookup: (_cache, hit, count = 1) => void lookups.push([hit, count]),
+        batch: (_engine, _kind, size) => void batches.push(size),
+        tokens: () => {},
+      }),
+    });
+    const [a, b] = await Promise.all([
+      embedder.embedMany(['state one', 'Which team?', 'billing']),
+      embedder.embedMany(['state two', 'Which team?', 'billing']),
+    ]);
+    assert.equal(encoder.calls.length, 1, 'one encoder call for both requests');
+    assert.deepEqual(encoder.calls[0]?.toSorted(), ['Which team?', 'billing', 'state one', 'state two']);
+    assert.deepEqual(batches, [4]);
+    // Each result is its own text's vector (never another text's).
+    for (const [m, texts] of [
+      [a, ['state one', 'Which team?', 'billing']],
+      [b, ['state two', 'Which team?', 'billing']],
+    ] as const) {
+      for (const t of texts) assert.deepEqual(m.get(t), seededUnitVectorFromText(t));
+    }
+    // The second call's shared texts were in flight: hits, not new encodings.
+    assert.deepEqual(lookups, [
+      [true, 0],
+      [false, 3],
+      [true, 2],
+      [false, 1],
+    ]);
+  });
+
+  it('rejects every waiting call when the encoder fails, and encodes again afterwards', async () => {
+    let fail = true;
+    const encoder: TextEncoder512 = {
+      async embed(texts) {
+        if (fail) throw new Error('encoder down');
+        return texts.map(seededUnitVectorFromText);
+      },
+      async close() {},
+    };
+    const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer() });
+    const results = await Promise.allSettled([embedder.embedMany(['x']), embedder.embedMany(['x', 'y'])]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+    fail = false;
+    const ok = await embedder.embedMany(['x', 'y']);
+    assert.deepEqual(ok.get('x'), seededUnitVectorFromText('x'));
+  });
+});

@@ -7,7 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecisionRequest } from '../../domain/questions.ts';
-import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
+import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';
@@ -47,6 +47,15 @@ export interface EmbeddedEngineOptions {
   cacheTtlMs?: number;
   /** A ready encoder to use instead of the worker pool (tests). Closed by close() only if created here. */
   encoder?: TextEncoder512;
+  /** Cache and batch metrics (optional; attachMetrics sets it later too). */
+  metrics?: EngineMetrics;
+  /**
+   * Requests answered at once (the scheduler's concurrency). Above 1, the texts of concurrent
+   * requests are encoded in shared encoder calls. Default 4.
+   */
+  parallelism?: number;
+  /** Micro-batching window of the embedder, ms (default 0: merge calls of the same event-loop turn). */
+  batchWindowMs?: number;
 }
 
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
@@ -63,6 +72,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   let embedder: Embedder | null = null;
   let loading: Promise<void> | null = null;
   let closed = false;
+  let metrics: EngineMetrics | undefined = options.metrics;
 
   function tok(): EncoderTokenizer {
     tokenizer ??= createEncoderTokenizer();
@@ -80,6 +90,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
         cacheEntries: options.cacheEntries,
         cacheTtlMs: options.cacheTtlMs,
         window: model.window,
+        metrics: () => metrics,
+        batchWindowMs: options.batchWindowMs,
       });
       await encoder.embed(['warm up']);
     })();
@@ -108,6 +120,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   return {
     info,
     limits: EMBEDDED_LIMITS,
+    parallelism: options.parallelism ?? 4,
+    attachMetrics(m) {
+      metrics = m;
+    },
     load,
     ready: () => model !== null && embedder !== null && !closed,
     async countTokens(request) {

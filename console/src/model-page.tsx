@@ -1,0 +1,108 @@
+import { useEffect, useState } from 'react';
+import { api, type Comparison, type ConsoleModel, isApiError } from './api.ts';
+import { Alert, formatNumber, PageHeading } from './ui.tsx';
+
+const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(3));
+
+function EvalRows({ type, family, c }: { type: string; family: string; c: Comparison | null }) {
+  if (!c) return null;
+  return (
+    <tr>
+      <th scope="row">
+        {type} <span className="muted">({family})</span>
+      </th>
+      <td>{formatNumber(c.model.n)}</td>
+      <td>{fmt(c.model.brier)}</td>
+      <td>{fmt(c.prior?.brier)}</td>
+      <td>{fmt(c.uniform?.brier)}</td>
+      <td>{fmt(c.model.accuracy)}</td>
+      <td>{fmt(c.model.ece)}</td>
+    </tr>
+  );
+}
+
+export function ModelPage() {
+  const [model, setModel] = useState<ConsoleModel | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<ConsoleModel>('/control/v1/model').then(setModel, (err: unknown) =>
+      setError(isApiError(err) ? err.message : 'could not load the model'),
+    );
+  }, []);
+  return (
+    <section>
+      <PageHeading title="Model" />
+      {error ? <Alert>{error}</Alert> : null}
+      {!model && !error ? <p aria-busy="true">Loading…</p> : null}
+      {model ? (
+        <>
+          <dl className="stats">
+            <div>
+              <dt>Model id</dt>
+              <dd>
+                <code data-testid="model-id">{model.id}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Alias</dt>
+              <dd>
+                <code>{model.name}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Context limit</dt>
+              <dd>{formatNumber(model.context_limit)} tokens</dd>
+            </div>
+            <div>
+              <dt>Input limit</dt>
+              <dd>{formatNumber(model.input_limit)} tokens</dd>
+            </div>
+          </dl>
+          <p>{model.description}</p>
+          <p className="hint">
+            Context limit: the state plus all questions. Input limit: the state plus the longest question. Requests over
+            either are refused with a 400, never truncated. Released {model.release_date}.
+          </p>
+          {model.card ? (
+            <>
+              <h2>{model.card.title}</h2>
+              {Object.keys(model.card.evaluation).length > 0 ? (
+                <div className="table-wrap">
+                  <table>
+                    <caption>
+                      Brier score (lower is better) against the majority prior and the uniform answer; “seen”: held-out
+                      rows of training tasks, “unseen”: tasks never trained on.
+                    </caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Type</th>
+                        <th scope="col">Rows</th>
+                        <th scope="col">Brier</th>
+                        <th scope="col">Prior</th>
+                        <th scope="col">Uniform</th>
+                        <th scope="col">Accuracy</th>
+                        <th scope="col">ECE</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {Object.entries(model.card.evaluation).flatMap(([type, e]) => [
+                        <EvalRows key={`${type}-seen`} type={type} family="seen" c={e.seen} />,
+                        <EvalRows key={`${type}-unseen`} type={type} family="unseen" c={e.unseen} />,
+                      ])}
+                    </tbody>
+                  </table>
+                </div>
+              ) : null}
+              <details>
+                <summary>The full model card</summary>
+                <pre className="card-text">{model.card.markdown}</pre>
+              </details>
+            </>
+          ) : (
+            <p className="empty">This server's model ships no model card.</p>
+          )}
+        </>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,278 @@
+import { useEffect, useId, useState } from 'react';
+import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
+import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
+
+const WINDOWS = [7, 30, 90] as const;
+
+interface Series {
+  label: string;
+  className: string;
+  values: number[];
+}
+
+/** A bar chart in inline SVG: one group per day, stacked series, labelled axes, a text alternative. */
+function BarChart({ title, days, series }: { title: string; days: string[]; series: Series[] }) {
+  const id = useId();
+  const width = 720;
+  const height = 200;
+  const pad = { left: 48, right: 8, top: 12, bottom: 28 };
+  const totals = days.map((_, i) => series.reduce((a, s) => a + (s.values[i] ?? 0), 0));
+  const max = Math.max(1, ...totals);
+  const innerW = width - pad.left - pad.right;
+  const innerH = height - pad.top - pad.bottom;
+  const step = innerW / Math.max(1, days.length);
+  const bar = Math.max(1, step * 0.7);
+  const ticks = [0, 0.5, 1].map((f) => Math.round(max * f));
+  const labelEvery = Math.ceil(days.length / 8);
+  const sum = totals.reduce((a, b) => a + b, 0);
+  return (
+    <figure className="chart">
+      <figcaption id={`${id}-t`}>
+        {title} <span className="muted">({formatNumber(sum)} in the window)</span>
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        role="img"
+        aria-labelledby={`${id}-t ${id}-d`}
+        preserveAspectRatio="none"
+        className="chart-svg"
+      >
+        <title>{title}</title>
+        <desc id={`${id}-d`}>
+          {`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below has every number.`}
+        </desc>
+        {ticks.map((t) => {
+          const y = pad.top + innerH - (t / max) * innerH;
+          return (
+            <g key={t}>
+              <line x1={pad.left} x2={width - pad.right} y1={y} y2={y} className="grid" />
+              <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
+                {formatNumber(t)}
+              </text>
+            </g>
+          );
+        })}
+        {days.map((d, i) => {
+          let y = pad.top + innerH;
+          const x = pad.left + i * step + (step - bar) / 2;
+          return (
+            <g key={d}>
+              {series.map((s) => {
+                const v = s.values[i] ?? 0;
+                const h = (v / max) * innerH;
+                y -= h;
+                return v > 0 ? (
+                  <rect key={s.label} x={x} y={y} width={bar} height={h} className={s.className}>
+                    <title>{`${d} · ${s.label}: ${formatNumber(v)}`}</title>
+                  </rect>
+                ) : null;
+              })}
+              {i % labelEvery === 0 ? (
+                <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
+                  {d.slice(5)}
+                </text>
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+      {series.length > 1 ? (
+        <ul className="legend">
+          {series.map((s) => (
+            <li key={s.label}>
+              <span className={`swatch ${s.className}`} aria-hidden="true" /> {s.label}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </figure>
+  );
+}
+
+function subtract(a: UsageCounts, b: UsageCounts): UsageCounts {
+  return {
+    requests: a.requests - b.requests,
+    input_tokens: a.input_tokens - b.input_tokens,
+    output_tokens: a.output_tokens - b.output_tokens,
+    questions: a.questions - b.questions,
+    errors: a.errors - b.errors,
+  };
+}
+
+export function UsagePage() {
+  const [days, setDays] = useState<number>(30);
+  const [scope, setScope] = useState<string>('all');
+  const [report, setReport] = useState<UsageReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const windowId = useId();
+  const scopeId = useId();
+
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    api<UsageReport>(`/control/v1/usage?days=${days}`).then(
+      (r) => {
+        if (live) setReport(r);
+      },
+      (err: unknown) => {
+        if (live) setError(isApiError(err) ? err.message : 'could not load usage');
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [days]);
+
+  const selectedKey = report?.keys.find((k) => k.id === scope);
+  const daily: UsageDay[] = selectedKey ? selectedKey.daily : (report?.daily ?? []);
+  const totals = selectedKey ? selectedKey.totals : report?.totals;
+  const dates = daily.map((d) => d.date);
+  const keyTotals = report?.keys.reduce(
+    (acc, k) => subtract(acc, k.totals),
+    report?.totals ?? { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0 },
+  );
+
+  return (
+    <section>
+      <PageHeading title="Usage">
+        <p className="lead">Requests and tokens per UTC day, for the whole account or one key.</p>
+      </PageHeading>
+      <div className="toolbar">
+        <div className="field compact">
+          <label htmlFor={windowId}>Window</label>
+          <select id={windowId} value={days} onChange={(e) => setDays(Number(e.target.value))}>
+            {WINDOWS.map((w) => (
+              <option key={w} value={w}>
+                Last {w} days
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field compact">
+          <label htmlFor={scopeId}>Show</label>
+          <select id={scopeId} value={scope} onChange={(e) => setScope(e.target.value)}>
+            <option value="all">All usage (keys and playground)</option>
+            {report?.keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                Key {k.name} ({k.prefix}…)
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {error ? <Alert>{error}</Alert> : null}
+      {!report && !error ? <p aria-busy="true">Loading usage…</p> : null}
+      {report && totals ? (
+        <>
+          <dl className="stats">
+            <div>
+              <dt>Requests</dt>
+              <dd data-testid="total-requests">{formatNumber(totals.requests)}</dd>
+            </div>
+            <div>
+              <dt>Input tokens</dt>
+              <dd>{formatNumber(totals.input_tokens)}</dd>
+            </div>
+            <div>
+              <dt>Output tokens</dt>
+              <dd>{formatNumber(totals.output_tokens)}</dd>
+            </div>
+            <div>
+              <dt>Errors</dt>
+              <dd>{formatNumber(totals.errors)}</dd>
+            </div>
+          </dl>
+          {totals.requests === 0 ? (
+            <div className="empty">
+              <p>
+                No requests in the last {days} days. Make a call with one of your <Link to="/keys">API keys</Link>, or
+                run a question in the <Link to="/playground">playground</Link>; usage shows here within seconds.
+              </p>
+            </div>
+          ) : (
+            <>
+              <BarChart
+                title="Requests per day"
+                days={dates}
+                series={[{ label: 'Requests', className: 's-req', values: daily.map((d) => d.requests) }]}
+              />
+              <BarChart
+                title="Tokens per day"
+                days={dates}
+                series={[
+                  { label: 'Input tokens', className: 's-in', values: daily.map((d) => d.input_tokens) },
+                  { label: 'Output tokens', className: 's-out', values: daily.map((d) => d.output_tokens) },
+                ]}
+              />
+            </>
+          )}
+          {scope === 'all' && report.keys.length > 0 ? (
+            <div className="table-wrap">
+              <table>
+                <caption>By key</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Key</th>
+                    <th scope="col">Requests</th>
+                    <th scope="col">Input tokens</th>
+                    <th scope="col">Output tokens</th>
+                    <th scope="col">Errors</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.keys.map((k) => (
+                    <tr key={k.id}>
+                      <th scope="row">
+                        {k.name} <code>{k.prefix}…</code>
+                      </th>
+                      <td>{formatNumber(k.totals.requests)}</td>
+                      <td>{formatNumber(k.totals.input_tokens)}</td>
+                      <td>{formatNumber(k.totals.output_tokens)}</td>
+                      <td>{formatNumber(k.totals.errors)}</td>
+                    </tr>
+                  ))}
+                  {keyTotals && keyTotals.requests > 0 ? (
+                    <tr>
+                      <th scope="row">Playground and revoked keys</th>
+                      <td>{formatNumber(keyTotals.requests)}</td>
+                      <td>{formatNumber(keyTotals.input_tokens)}</td>
+                      <td>{formatNumber(keyTotals.output_tokens)}</td>
+                      <td>{formatNumber(keyTotals.errors)}</td>
+                    </tr>
+                  ) : null}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+          <div className="table-wrap">
+            <table>
+              <caption>By day</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Day (UTC)</th>
+                  <th scope="col">Requests</th>
+                  <th scope="col">Questions</th>
+                  <th scope="col">Input tokens</th>
+                  <th scope="col">Output tokens</th>
+                  <th scope="col">Errors</th>
+                </tr>
+              </thead>
+              <tbody>
+                {[...daily].reverse().map((d) => (
+                  <tr key={d.date}>
+                    <th scope="row">{d.date}</th>
+                    <td>{formatNumber(d.requests)}</td>
+                    <td>{formatNumber(d.questions)}</td>
+                    <td>{formatNumber(d.input_tokens)}</td>
+                    <td>{formatNumber(d.output_tokens)}</td>
+                    <td>{formatNumber(d.errors)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
+    </section>
+  );
+}

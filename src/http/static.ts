@@ -1,0 +1,101 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from './env.ts';
+
+/** Where `npm run build:console` writes the console (dist/console of this repository). */
+export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/console');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+/** The console talks to its own origin only; nothing it loads comes from elsewhere. */
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Brier console: not built</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem; line-height: 1.5">
+<h1>The console has not been built</h1>
+<p>This server serves the web console from <code>dist/console</code>, which does not exist yet.
+Run <code>npm run build</code> (or <code>npm run build:console</code>) in the repository, then reload this page.</p>
+<p>The API (<code>/v1</code>) and the control plane (<code>/control/v1</code>) work without it.</p>
+</body></html>`;
+
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serves the built single-page console at `basePath`: files from `dir`, hashed assets with immutable
+ * caching, every other path under `basePath` answered with index.html (revalidated each time) so
+ * that client-side routes survive a reload. Without a build, a 503 page says how to make one.
+ */
+export function registerConsoleStatic(app: OpenAPIHono<AppEnv>, options: { dir: string; basePath?: string }): void {
+  const base = (options.basePath ?? '/console').replace(/\/+$/, '');
+  const root = path.resolve(options.dir);
+  const index = path.join(root, 'index.html');
+
+  async function send(c: Context<AppEnv>, file: string, cache: string): Promise<Response> {
+    const body = await readFile(file);
+    const headers: Record<string, string> = {
+      ...SECURITY_HEADERS,
+      'content-type': TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'cache-control': cache,
+      'content-length': String(body.byteLength),
+    };
+    if (c.req.method === 'HEAD') return c.body(null, 200, headers);
+    return c.body(new Uint8Array(body), 200, headers);
+  }
+
+  async function handle(c: Context<AppEnv>): Promise<Response> {
+    if (!(await isFile(index))) {
+      return c.html(NOT_BUILT, 503, { 'cache-control': 'no-store', 'retry-after': '30' });
+    }
+    let rel: string;
+    try {
+      rel = decodeURIComponent(c.req.path.slice(base.length)).replace(/^\/+/, '');
+    } catch {
+      return c.text('bad path', 400);
+    }
+    if (rel.includes('\0')) return c.text('bad path', 400);
+    const file = path.resolve(root, rel);
+    if (rel !== '' && file.startsWith(`${root}${path.sep}`) && (await isFile(file))) {
+      const hashed = rel.startsWith('assets/');
+      return send(c, file, hashed ? IMMUTABLE : 'no-cache');
+    }
+    // A missing asset is a 404, not the page: a stale tab must not parse HTML as JavaScript.
+    if (rel.startsWith('assets/') || /\.[a-z0-9]{1,8}$/i.test(rel)) {
+      return c.text('not found', 404, { 'cache-control': 'no-store' });
+    }
+    return send(c, index, 'no-cache');
+  }
+
+  app.on(['GET', 'HEAD'], base, handle);
+  app.on(['GET', 'HEAD'], `${base}/*`, handle);
+}

@@ -1,0 +1,33 @@
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppEnv } from '../../../http/env.ts';
+
+export interface SignInProvider {
+  /** The id to pass as `provider` to POST /control/v1/auth/sign-in/social. */
+  id: string;
+  /** What to show on the button. */
+  name: string;
+}
+
+export const AuthProviders = z
+  .object({
+    email_password: z.boolean().openapi({ description: 'Email and password sign-up and sign-in are available.' }),
+    providers: z.array(z.object({ id: z.string(), name: z.string() })).openapi({
+      description: 'Third-party sign-in providers configured on this server.',
+    }),
+  })
+  .openapi('AuthProviders');
+
+export const authProvidersRoute = createRoute({
+  method: 'get',
+  path: '/control/v1/auth-providers',
+  tags: ['Console'],
+  summary: 'The sign-in methods this server offers (no credential)',
+  responses: {
+    200: { description: 'Sign-in methods', content: { 'application/json': { schema: AuthProviders } } },
+  },
+});
+
+export function registerAuthProviders(app: OpenAPIHono<AppEnv>, providers: SignInProvider[]): void {
+  const body = { email_password: true, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+  app.openapi(authProvidersRoute, (c) => c.json(body, 200, { 'cache-control': 'no-cache' }));
+}

@@ -1,0 +1,79 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { DecisionService } from '../../../domain/decisions.ts';
+import { isDomainError } from '../../../domain/errors.ts';
+import type { Json } from '../../../domain/questions.ts';
+import type { WireQuestion, WireState } from '../../../domain/systemone.ts';
+import type { UsageRecorder } from '../../../domain/usage.ts';
+import type { AppEnv } from '../../../http/env.ts';
+import { ERRORS, errorResponses } from '../../../http/errors.ts';
+import { SystemOneRequest, SystemOneResponse } from '../../v1/systemone/protocol.ts';
+
+/** The usage identity of console playground calls: not an API key; counted in the account's totals. */
+export const PLAYGROUND_KEY_ID = 'playground';
+export const PLAYGROUND_PATH = '/control/v1/playground/systemone';
+
+export const playgroundRoute = createRoute({
+  method: 'post',
+  path: PLAYGROUND_PATH,
+  tags: ['Console'],
+  summary: 'Run a System One request with the console session (the playground)',
+  description:
+    'The same request, validation, limits and answer as POST /v1/systemone, authenticated by the session cookie instead of an API key. Usage is metered to the account under the key id `playground`. The `server-timing` header carries the server-side latency.',
+  security: [{ session: [] }],
+  request: { body: { required: true, content: { 'application/json': { schema: SystemOneRequest } } } },
+  responses: {
+    200: {
+      description: 'Answers keyed by question id',
+      content: { 'application/json': { schema: SystemOneResponse } },
+    },
+    ...errorResponses(400, 401, 403, 413, 422, 503),
+  },
+});
+
+export function registerPlayground(
+  app: OpenAPIHono<AppEnv>,
+  deps: { decisions: DecisionService; usage: UsageRecorder },
+): void {
+  app.openapi(playgroundRoute, async (c) => {
+    const started = performance.now();
+    const account = c.get('account');
+    const body = c.req.valid('json');
+    let status = 500;
+    let metered = { model: '', questions: 0, inputTokens: 0, outputTokens: 0 };
+    try {
+      const out = await deps.decisions.decide(
+        {
+          model: body.model,
+          state: body.state as WireState,
+          questions: body.questions as Record<string, WireQuestion & { instructions?: Json }>,
+        },
+        c.req.raw.signal,
+      );
+      status = 200;
+      metered = {
+        model: out.model,
+        questions: Object.keys(out.answers).length,
+        inputTokens: out.usage.input_tokens,
+        outputTokens: out.usage.output_tokens,
+      };
+      const ms = performance.now() - started;
+      return c.json(out, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
+    } catch (error) {
+      status = isDomainError(error) ? ERRORS[error.code].status : 500;
+      throw error;
+    } finally {
+      deps.usage.record({
+        keyId: PLAYGROUND_KEY_ID,
+        userId: account.userId,
+        ts: Date.now(),
+        route: PLAYGROUND_PATH,
+        model: metered.model,
+        status,
+        questions: metered.questions,
+        inputTokens: metered.inputTokens,
+        outputTokens: metered.outputTokens,
+        latencyMs: Math.round(performance.now() - started),
+      });
+    }
+  });
+}

@@ -1,0 +1,241 @@
+import fs from 'node:fs';
+import { type BrowserContext, expect, type Page, test } from '@playwright/test';
+import { type ControlPlane, startControlPlane } from '../fixtures/control-plane.ts';
+import { linkIn } from '../fixtures/smtp-sink.ts';
+
+/**
+ * The built console (dist/console) served by the real service graph on loopback: SQLite, mail over
+ * SMTP to a sink, OIDC against a real provider, the deterministic fake engine.
+ */
+
+const SHOTS = 'test-results/screenshots';
+const PASSWORD = 'correct horse battery';
+
+let cp: ControlPlane;
+
+test.beforeAll(async () => {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  cp = await startControlPlane('sqlite');
+});
+test.afterAll(async () => {
+  await cp?.close();
+});
+
+/** Records the origin of every request the page makes. */
+function recordOrigins(context: BrowserContext): Set<string> {
+  const origins = new Set<string>();
+  context.on('request', (req) => {
+    const url = new URL(req.url());
+    if (url.protocol === 'http:' || url.protocol === 'https:') origins.add(url.origin);
+  });
+  return origins;
+}
+
+async function signUpAndVerify(page: Page, email: string) {
+  await page.goto(`${cp.url}/console`);
+  await expect(page).toHaveURL(/\/console\/sign-in$/);
+  await page.getByRole('link', { name: 'Create an account' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await expect(page.getByRole('heading', { name: 'Check your email' })).toBeVisible();
+  const mail = await cp.smtp.waitFor(email, /verify/i);
+  const link = linkIn(mail);
+  expect(link).toContain('callbackURL=');
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/console\/verified/);
+  await expect(page.getByRole('heading', { name: 'Email verified' })).toBeVisible();
+}
+
+async function signIn(page: Page, email: string) {
+  await page.goto(`${cp.url}/console/sign-in`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+}
+
+async function createKey(page: Page, name: string): Promise<string> {
+  await page.getByLabel('Key name').fill(name);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Your new API key' });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByText('only time it is shown')).toBeVisible();
+  const key = await dialog.getByLabel('API key value').inputValue();
+  expect(key).toMatch(/^brier_sk_/);
+  return key;
+}
+
+const callSystemOne = (key: string) =>
+  fetch(`${cp.url}/v1/systemone`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ state: 'Where is my parcel?', questions: { late: { type: 'noul' } } }),
+  });
+
+test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent call, usage, revoke, limit, sign out', async ({
+  page,
+  context,
+}) => {
+  const origins = recordOrigins(context);
+  const email = 'ada-e2e@example.com';
+
+  // Errors sit next to their field.
+  await page.goto(`${cp.url}/console/sign-up`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('short');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await expect(page.getByLabel('Password')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByText(/at least 10 characters \(this has 5\)/)).toBeVisible();
+
+  await signUpAndVerify(page, email);
+  await page.screenshot({ path: `${SHOTS}/verified.png` });
+
+  // Unverified sign-in is explained elsewhere; here: the verified account signs in.
+  await signIn(page, email);
+  await expect(page.getByText('No keys yet')).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/keys-empty.png`, fullPage: true });
+
+  const key = await createKey(page, 'laptop');
+  await page.screenshot({ path: `${SHOTS}/key-created-dialog.png` });
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await expect(page.getByRole('cell', { name: 'laptop', exact: true })).toBeVisible();
+  await expect(page.getByRole('row', { name: /laptop/ }).getByText('never')).toBeVisible();
+
+  // Reload: still signed in, no sign-in form shown on the way.
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+  await expect(page.getByLabel('Password')).toHaveCount(0);
+
+  // Playground: the example runs with the session.
+  await page.getByRole('link', { name: 'Playground' }).click();
+  await expect(page.getByRole('heading', { name: 'Playground' })).toBeVisible();
+  await page.getByRole('button', { name: 'Run' }).click();
+  const answers = page.getByRole('region', { name: 'Answers' });
+  await expect(answers.getByRole('article', { name: 'Answer to refund' })).toBeVisible();
+  await expect(answers.getByRole('article', { name: 'Answer to team' }).getByText('chosen')).toBeVisible();
+  await expect(answers.getByRole('article', { name: 'Answer to urgency' })).toContainText('Expected score');
+  await expect(page.getByTestId('run-meta')).toContainText(/input\s+tokens/);
+  await page.screenshot({ path: `${SHOTS}/playground.png`, fullPage: true });
+
+  // The curl snippet, run as the equivalent fetch with the new key.
+  const curl = await page.getByTestId('snippet-curl').innerText();
+  expect(curl).toContain(`${cp.url}/v1/systemone`);
+  const body = JSON.parse(/-d '(.*)'$/s.exec(curl)?.[1] ?? 'null');
+  const res = await fetch(`${cp.url}/v1/systemone`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  expect(Object.keys((await res.json()).answers)).toEqual(['refund', 'team', 'urgency']);
+  await page.getByRole('tab', { name: 'TypeScript' }).click();
+  await expect(page.getByTestId('snippet-typescript')).toContainText('@typesafe-ai/sdk');
+
+  // Share by URL: a fresh tab opens the same playground.
+  await page.getByLabel('Instructions').first().fill('Does the customer want a refund?');
+  await page.getByRole('button', { name: 'Share link' }).click();
+  await expect(page).toHaveURL(/#q=/);
+  const shared = page.url();
+  const other = await context.newPage();
+  await other.goto(shared);
+  await expect(other.getByLabel('Instructions').first()).toHaveValue('Does the customer want a refund?');
+  await other.close();
+
+  // Phone width.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${SHOTS}/playground-phone.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // Usage: the playground run and the key's call are both counted.
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await expect(page.getByTestId('total-requests')).toHaveText('2');
+  await expect(page.getByRole('img', { name: /Requests per day/ })).toBeVisible();
+  await expect(page.getByRole('row', { name: /laptop/ })).toContainText('1');
+  await page.getByLabel('Window', { exact: true }).selectOption('7');
+  await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(7);
+  await page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
+
+  // Model page.
+  await page.getByRole('link', { name: 'Model' }).click();
+  await expect(page.getByTestId('model-id')).toHaveText(cp.services.decisions.resolveModel(undefined));
+  await page.screenshot({ path: `${SHOTS}/model.png`, fullPage: true });
+
+  // The key limit, then revoke with confirmation.
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await createKey(page, 'ci');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await createKey(page, 'staging');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await expect(page.getByText(/3 active keys, the limit per account/)).toBeVisible();
+  await expect(page.getByLabel('Key name')).toHaveCount(0);
+  await page.screenshot({ path: `${SHOTS}/keys-limit.png`, fullPage: true });
+
+  await page.getByRole('button', { name: 'Revoke key laptop' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Revoke this key?' });
+  await expect(confirm).toBeVisible();
+  await confirm.getByRole('button', { name: 'Revoke key' }).click();
+  await expect(page.getByText(/is revoked/)).toBeVisible();
+  await expect(page.getByRole('cell', { name: 'laptop', exact: true })).toHaveCount(0);
+  expect((await callSystemOne(key)).status).toBe(401);
+  await expect(page.getByLabel('Key name')).toBeVisible();
+
+  // Sign out.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/console\/sign-in$/);
+  await page.goto(`${cp.url}/console/keys`);
+  await expect(page).toHaveURL(/\/console\/sign-in$/);
+  await page.screenshot({ path: `${SHOTS}/sign-in.png` });
+
+  expect([...origins]).toEqual([cp.url]);
+});
+
+test('resend verification, unverified sign-in explained, password reset through the console', async ({
+  page,
+  context,
+}) => {
+  const origins = recordOrigins(context);
+  const email = 'reset-e2e@example.com';
+  await page.goto(`${cp.url}/console/sign-up`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('button', { name: 'Resend the email' }).click();
+  await expect(page.getByText(/a new link is on its way/)).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/check-email.png` });
+
+  await page.goto(`${cp.url}/console/sign-in`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect(page.getByText(/not verified yet/)).toBeVisible();
+
+  await page.goto(linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1)));
+  await expect(page.getByRole('heading', { name: 'Email verified' })).toBeVisible();
+
+  await page.goto(`${cp.url}/console/forgot-password`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('button', { name: 'Send the reset link' }).click();
+  await expect(page.getByText(/we sent it a link/)).toBeVisible();
+  await page.goto(linkIn(await cp.smtp.waitFor(email, /reset/i)));
+  await expect(page).toHaveURL(/\/console\/reset-password\?token=/);
+  await page.getByLabel('New password').fill('a brand new passphrase');
+  await page.getByRole('button', { name: 'Save the new password' }).click();
+  await expect(page.getByText(/password is changed/)).toBeVisible();
+
+  await page.goto(`${cp.url}/console/sign-in`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('a brand new passphrase');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+
+  expect([...origins]).toEqual([cp.url]);
+});
+
+test('third-party sign-in: the configured provider button lands in the console', async ({ page }) => {
+  cp.idp.signInAs({ sub: 'grace-e2e', email: 'grace-e2e@example.com', email_verified: true, name: 'Grace' });
+  await page.goto(`${cp.url}/console/sign-in`);
+  await page.getByRole('button', { name: 'Sign in with Test IdP' }).click();
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+  await expect(page.getByText('grace-e2e@example.com')).toBeVisible();
+});
