@@ -20,7 +20,7 @@ import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
 import { sessionAuth } from './http/middleware/session-auth.ts';
 import { usageMeter } from './http/middleware/usage-meter.ts';
-import { DEFAULT_CONSOLE_DIR, registerConsoleStatic } from './http/static.ts';
+import { DEFAULT_CONSOLE_DIR, DEFAULT_DOCS_DIR, registerConsoleStatic, registerDocsStatic } from './http/static.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { registerAccount } from './routes/control/account/route.ts';
@@ -63,6 +63,8 @@ export interface ControlDeps {
   modelCardDir?: string | undefined;
   /** The built web console (default dist/console); served at /console. */
   consoleDir?: string | undefined;
+  /** Built documentation site; default dist/docs. */
+  docsDir?: string | undefined;
 }
 
 /** Builds the whole HTTP surface from its dependencies; no side effects beyond routing. */
@@ -160,6 +162,7 @@ export function buildApp(deps: AppDeps) {
   });
 
   registerConsoleStatic(app, { dir: control.consoleDir ?? DEFAULT_CONSOLE_DIR, basePath: '/console' });
+  registerDocsStatic(app, { dir: control.docsDir ?? DEFAULT_DOCS_DIR, basePath: '/docs' });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

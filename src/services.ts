@@ -53,6 +53,7 @@ export interface ServiceOptions {
   metricsToken?: string | undefined;
   /** The built web console served at /console (default dist/console). */
   consoleDir?: string | undefined;
+  docsDir?: string | undefined;
   /** Model card folder shown on the console's model page (default: models/brier-lite for brier-lite engines). */
   modelCardDir?: string | undefined;
 }
@@ -144,6 +145,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       providers: signInProviders(options),
       modelCardDir: options.modelCardDir ?? (engine.info.id.startsWith('brier-lite') ? BRIER_LITE_CARD : undefined),
       consoleDir: options.consoleDir,
+      docsDir: options.docsDir,
     },
   });
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from './env.ts';
-import { registerConsoleStatic } from './static.ts';
+import { registerConsoleStatic, registerDocsStatic } from './static.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-console-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -48,4 +48,54 @@ test('serves files, immutable hashed assets, SPA fallback, 404 for missing asset
   const head = await a.request('/console/keys', { method: 'HEAD' });
   assert.equal(head.status, 200);
   fs.rmSync(path.join(dir, '..', 'brier-secret.txt'));
+});
+
+test('docs: clean URLs, folder redirects, the site 404 page, hashed inline scripts in the CSP', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-docs-'));
+  try {
+    fs.mkdirSync(path.join(root, 'guide'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'assets'), { recursive: true });
+    fs.writeFileSync(
+      path.join(root, 'index.html'),
+      '<html><script>window.x=1</script><script src="/docs/assets/app.js"></script>home</html>',
+    );
+    fs.writeFileSync(path.join(root, 'guide', 'index.html'), '<html>guide index</html>');
+    fs.writeFileSync(path.join(root, 'guide', 'quickstart.html'), '<html>quickstart</html>');
+    fs.writeFileSync(path.join(root, '404.html'), '<html>not here</html>');
+    fs.writeFileSync(path.join(root, 'assets', 'app.js'), 'void 0');
+    const a = new OpenAPIHono<AppEnv>();
+    registerDocsStatic(a, { dir: root });
+
+    const bare = await a.request('/docs');
+    assert.equal(bare.status, 308);
+    assert.equal(bare.headers.get('location'), '/docs/');
+    const home = await a.request('/docs/');
+    assert.equal(home.status, 200);
+    assert.match(await home.text(), /home/);
+    const hash = (await import('node:crypto')).createHash('sha256').update('window.x=1').digest('base64');
+    assert.ok(home.headers.get('content-security-policy')?.includes(`'sha256-${hash}'`));
+    assert.ok(!home.headers.get('content-security-policy')?.includes("script-src 'self' 'unsafe-inline'"));
+    assert.equal(await (await a.request('/docs/guide/quickstart')).text(), '<html>quickstart</html>');
+    assert.equal(await (await a.request('/docs/guide/quickstart.html')).text(), '<html>quickstart</html>');
+    const folder = await a.request('/docs/guide');
+    assert.equal(folder.status, 308);
+    assert.equal(folder.headers.get('location'), '/docs/guide/');
+    assert.equal(await (await a.request('/docs/guide/')).text(), '<html>guide index</html>');
+    const missing = await a.request('/docs/nope');
+    assert.equal(missing.status, 404);
+    assert.equal(await missing.text(), '<html>not here</html>');
+    assert.equal((await a.request('/docs/assets/gone.js')).status, 404);
+    assert.equal(
+      (await a.request('/docs/assets/app.js')).headers.get('cache-control'),
+      'public, max-age=31536000, immutable',
+    );
+    assert.equal((await a.request('/docs/..%2F..%2Fetc%2Fpasswd')).status, 404);
+    const none = new OpenAPIHono<AppEnv>();
+    registerDocsStatic(none, { dir: path.join(root, 'missing') });
+    const unbuilt = await none.request('/docs/');
+    assert.equal(unbuilt.status, 503);
+    assert.match(await unbuilt.text(), /npm run build:docs/);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

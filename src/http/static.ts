@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,8 @@ import type { AppEnv } from './env.ts';
 
 /** Where `npm run build:console` writes the console (dist/console of this repository). */
 export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/console');
+/** Where `npm run build:docs` writes the documentation site. */
+export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/docs');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -18,6 +21,8 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.webp': 'image/webp',
   '.txt': 'text/plain; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
 };
@@ -33,15 +38,31 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-const NOT_BUILT = `<!doctype html>
+const notBuilt = (what: string, dir: string, script: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Brier console: not built</title></head>
+<title>Brier ${what}: not built</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem; line-height: 1.5">
-<h1>The console has not been built</h1>
-<p>This server serves the web console from <code>dist/console</code>, which does not exist yet.
-Run <code>npm run build</code> (or <code>npm run build:console</code>) in the repository, then reload this page.</p>
+<h1>The ${what} has not been built</h1>
+<p>This server serves the ${what} from <code>${dir}</code>, which does not exist yet.
+Run <code>npm run build</code> (or <code>npm run ${script}</code>) in the repository, then reload this page.</p>
 <p>The API (<code>/v1</code>) and the control plane (<code>/control/v1</code>) work without it.</p>
 </body></html>`;
+
+/** The docs pages carry VitePress's small inline scripts and style attributes: allowed by hash. */
+function docsHeaders(html: string): Record<string, string> {
+  const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)]
+    .map(
+      (m) =>
+        `'sha256-${createHash('sha256')
+          .update(m[1] ?? '')
+          .digest('base64')}'`,
+    )
+    .join(' ');
+  return {
+    ...SECURITY_HEADERS,
+    'content-security-policy': `default-src 'self'; script-src 'self' ${hashes}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'`,
+  };
+}
 
 async function isFile(file: string): Promise<boolean> {
   try {
@@ -57,25 +78,46 @@ async function isFile(file: string): Promise<boolean> {
  * that client-side routes survive a reload. Without a build, a 503 page says how to make one.
  */
 export function registerConsoleStatic(app: OpenAPIHono<AppEnv>, options: { dir: string; basePath?: string }): void {
-  const base = (options.basePath ?? '/console').replace(/\/+$/, '');
+  registerStaticSite(app, { ...options, basePath: options.basePath ?? '/console', mode: 'spa' });
+}
+
+/**
+ * Serves the built VitePress site at `basePath` (default /docs): one HTML file per page, clean URLs
+ * (`/docs/guide/x` is `guide/x.html`), folders redirected to their trailing slash, unknown pages
+ * answered with the site's 404.html and status 404.
+ */
+export function registerDocsStatic(app: OpenAPIHono<AppEnv>, options: { dir: string; basePath?: string }): void {
+  registerStaticSite(app, { ...options, basePath: options.basePath ?? '/docs', mode: 'pages' });
+}
+
+function registerStaticSite(
+  app: OpenAPIHono<AppEnv>,
+  options: { dir: string; basePath: string; mode: 'spa' | 'pages' },
+): void {
+  const base = options.basePath.replace(/\/+$/, '');
   const root = path.resolve(options.dir);
   const index = path.join(root, 'index.html');
+  const what = options.mode === 'spa' ? 'console' : 'documentation site';
+  const page = notBuilt(what, `dist${base}`, options.mode === 'spa' ? 'build:console' : 'build:docs');
 
-  async function send(c: Context<AppEnv>, file: string, cache: string): Promise<Response> {
+  async function send(c: Context<AppEnv>, file: string, cache: string, status: 200 | 404 = 200): Promise<Response> {
     const body = await readFile(file);
+    const type = TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
     const headers: Record<string, string> = {
-      ...SECURITY_HEADERS,
-      'content-type': TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      ...(options.mode === 'pages' && type.startsWith('text/html')
+        ? docsHeaders(body.toString('utf8'))
+        : SECURITY_HEADERS),
+      'content-type': type,
       'cache-control': cache,
       'content-length': String(body.byteLength),
     };
-    if (c.req.method === 'HEAD') return c.body(null, 200, headers);
-    return c.body(new Uint8Array(body), 200, headers);
+    if (c.req.method === 'HEAD') return c.body(null, status, headers);
+    return c.body(new Uint8Array(body), status, headers);
   }
 
   async function handle(c: Context<AppEnv>): Promise<Response> {
     if (!(await isFile(index))) {
-      return c.html(NOT_BUILT, 503, { 'cache-control': 'no-store', 'retry-after': '30' });
+      return c.html(page, 503, { 'cache-control': 'no-store', 'retry-after': '30' });
     }
     let rel: string;
     try {
@@ -91,9 +133,23 @@ export function registerConsoleStatic(app: OpenAPIHono<AppEnv>, options: { dir: 
     }
     // A missing asset is a 404, not the page: a stale tab must not parse HTML as JavaScript.
     if (rel.startsWith('assets/') || /\.[a-z0-9]{1,8}$/i.test(rel)) {
+      if (options.mode === 'pages' && rel.endsWith('.html')) return notFoundPage(c);
       return c.text('not found', 404, { 'cache-control': 'no-store' });
     }
-    return send(c, index, 'no-cache');
+    if (options.mode === 'spa') return send(c, index, 'no-cache');
+    if (rel === '' && !c.req.path.endsWith('/')) return c.redirect(`${base}/`, 308);
+    const inside = (f: string) => f === root || f.startsWith(`${root}${path.sep}`);
+    const html = path.resolve(root, rel === '' || rel.endsWith('/') ? `${rel}index.html` : `${rel}.html`);
+    if (inside(html) && (await isFile(html))) return send(c, html, 'no-cache');
+    const folder = path.resolve(root, rel, 'index.html');
+    if (!rel.endsWith('/') && inside(folder) && (await isFile(folder))) return c.redirect(`${base}/${rel}/`, 308);
+    return notFoundPage(c);
+  }
+
+  async function notFoundPage(c: Context<AppEnv>): Promise<Response> {
+    const file = path.join(root, '404.html');
+    if (await isFile(file)) return send(c, file, 'no-cache', 404);
+    return c.text('not found', 404, { 'cache-control': 'no-store' });
   }
 
   app.on(['GET', 'HEAD'], base, handle);

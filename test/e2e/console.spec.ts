@@ -239,3 +239,17 @@ test('third-party sign-in: the configured provider button lands in the console',
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await expect(page.getByText('grace-e2e@example.com')).toBeVisible();
 });
+
+test('docs: the site is served at /docs from this origin only, and links to the console', async ({ page, context }) => {
+  const origins = recordOrigins(context);
+  await page.goto(`${cp.url}/docs/`);
+  await expect(page.getByRole('heading', { level: 1 }).first()).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/docs-home.png`, fullPage: true });
+  await page.goto(`${cp.url}/docs/guide/quickstart`);
+  await expect(page.getByRole('heading', { level: 1 }).first()).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/docs-quickstart.png`, fullPage: true });
+  await page.locator('a[href="/console"], a[href="/console/"]').first().click();
+  await expect(page).toHaveURL(/\/console(\/|$)/);
+  await expect(page.getByRole('heading', { name: /sign in/i }).first()).toBeVisible();
+  expect([...origins]).toEqual([cp.url]);
+});
