@@ -7,21 +7,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { LatencyReport } from '../../scripts/train/latency.ts';
+import type { Metrics } from '../../src/domain/metrics.ts';
 import { code, generatedNote, html, inline, table } from './markdown.ts';
 import { DOCS_DIR, writeFiles } from './openapi.ts';
 
 export const MODEL_DIR = path.resolve(DOCS_DIR, '..', 'models', 'brier-lite');
 const TYPES = ['noul', 'choice', 'score'] as const;
-
-export interface Metrics {
-  n: number;
-  nHard: number;
-  accuracy: number;
-  brier: number;
-  nll: number;
-  ece: number;
-  scoreMae: number | null;
-}
 
 interface Block {
   model: Metrics;
@@ -37,16 +29,7 @@ export interface Report {
   heldOutTasksShipped: ByType;
   caldec: ByType;
   perTask: Record<string, { role: string; licence: string; heldOutRows: Block | null; leaveTaskOut: Block }>;
-  latency?: {
-    runs: number;
-    stateTokens: number;
-    loadMs: number;
-    cachedP50: number;
-    cachedP90: number;
-    newStateP50: number;
-    newStateP90: number;
-    coldP50: number;
-  };
+  latency?: LatencyReport;
   /** Reliability bins, when the training script writes them into the report (preferred over the card). */
   reliability?: Record<string, ReliabilityBin[]>;
 }

@@ -1,12 +1,11 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { DecisionService } from '../../../domain/decisions.ts';
 import { isDomainError } from '../../../domain/errors.ts';
-import type { Json } from '../../../domain/questions.ts';
-import type { WireQuestion, WireState } from '../../../domain/systemone.ts';
 import type { UsageRecorder } from '../../../domain/usage.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { ERRORS, errorResponses } from '../../../http/errors.ts';
 import { SystemOneRequest, SystemOneResponse } from '../../v1/systemone/protocol.ts';
+import { decideBody, type Metered } from '../../v1/systemone/route.ts';
 
 /** The usage identity of console playground calls: not an API key; counted in the account's totals. */
 export const PLAYGROUND_KEY_ID = 'playground';
@@ -39,23 +38,12 @@ export function registerPlayground(
     const account = c.get('account');
     const body = c.req.valid('json');
     let status = 500;
-    let metered = { model: '', questions: 0, inputTokens: 0, outputTokens: 0 };
+    let metered: Metered = { model: '', questions: 0, inputTokens: 0, outputTokens: 0 };
     try {
-      const out = await deps.decisions.decide(
-        {
-          model: body.model,
-          state: body.state as WireState,
-          questions: body.questions as Record<string, WireQuestion & { instructions?: Json }>,
-        },
-        c.req.raw.signal,
-      );
+      const decided = await decideBody(deps.decisions, body, c.req.raw.signal);
+      const out = decided.out;
+      metered = decided.metered;
       status = 200;
-      metered = {
-        model: out.model,
-        questions: Object.keys(out.answers).length,
-        inputTokens: out.usage.input_tokens,
-        outputTokens: out.usage.output_tokens,
-      };
       const ms = performance.now() - started;
       return c.json(out, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
     } catch (error) {

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { DecisionService } from '../../../domain/decisions.ts';
+import type { DecideOutput, DecisionService } from '../../../domain/decisions.ts';
 import type { Json } from '../../../domain/questions.ts';
 import type { WireQuestion, WireState } from '../../../domain/systemone.ts';
 import type { AppEnv } from '../../../http/env.ts';
@@ -24,24 +24,42 @@ export const systemOneRoute = createRoute({
   },
 });
 
+/** What a validated System One body costs, as the usage meter records it. */
+export interface Metered {
+  model: string;
+  questions: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Answers a validated body; shared by /v1/systemone and the console playground. */
+export async function decideBody(
+  decisions: DecisionService,
+  body: SystemOneRequest,
+  signal: AbortSignal,
+): Promise<{ out: DecideOutput; metered: Metered }> {
+  const out = await decisions.decide(
+    {
+      model: body.model,
+      // The schema admits exactly the JSON shapes these types describe.
+      state: body.state as WireState,
+      questions: body.questions as Record<string, WireQuestion & { instructions?: Json }>,
+    },
+    signal,
+  );
+  const metered = {
+    model: out.model,
+    questions: Object.keys(out.answers).length,
+    inputTokens: out.usage.input_tokens,
+    outputTokens: out.usage.output_tokens,
+  };
+  return { out, metered };
+}
+
 export function registerSystemOne(app: OpenAPIHono<AppEnv>, decisions: DecisionService): void {
   app.openapi(systemOneRoute, async (c) => {
-    const body = c.req.valid('json');
-    const out = await decisions.decide(
-      {
-        model: body.model,
-        // The schema admits exactly the JSON shapes these types describe.
-        state: body.state as WireState,
-        questions: body.questions as Record<string, WireQuestion & { instructions?: Json }>,
-      },
-      c.req.raw.signal,
-    );
-    c.set('metered', {
-      model: out.model,
-      questions: Object.keys(out.answers).length,
-      inputTokens: out.usage.input_tokens,
-      outputTokens: out.usage.output_tokens,
-    });
+    const { out, metered } = await decideBody(decisions, c.req.valid('json'), c.req.raw.signal);
+    c.set('metered', metered);
     return c.json(out, 200);
   });
 }
