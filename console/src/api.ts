@@ -1,4 +1,5 @@
 /** The console's client for its own origin's control plane. The session travels in an HttpOnly cookie. */
+import type { WireAnswer } from '../../src/domain/systemone.ts';
 
 export interface ApiErrorShape {
   status: number;
@@ -147,16 +148,8 @@ export interface AuthProviders {
   providers: { id: string; name: string }[];
 }
 
-export type WireAnswer =
-  | { type: 'noul'; noul: number }
-  | { type: 'choice'; choice: string; confidence: number; probabilities: Record<string, number> }
-  | {
-      type: 'score';
-      score: number;
-      confidence: number;
-      legend: Record<string, unknown>;
-      probabilities: Record<string, number>;
-    };
+/** The wire answer, as the server's domain defines it (pure types, no server code). */
+export type { WireAnswer };
 
 export interface SystemOneResponse {
   model: string;
