@@ -47,6 +47,7 @@ const Env = z.object({
     .optional(),
   BRIER_ENGINE_PARALLELISM: z.coerce.number().int().min(1).max(64).optional(),
   BRIER_KV_CACHE_MB: z.coerce.number().int().min(1).optional(),
+  BRIER_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(4096),
   BRIER_METRICS: z.enum(['on', 'off']).default('on'),
   BRIER_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -93,6 +94,8 @@ export interface Config {
   engineParallelism: number | undefined;
   /** GGUF: memory for cached state prefixes (KV cache), MiB; undefined: the engine's default. */
   kvCacheMb: number | undefined;
+  /** GGUF: questions whose scores are kept per state (LRU by content hash); 0 turns it off. */
+  answerCacheEntries: number;
   /** GET /metrics (Prometheus) is served. */
   metricsEnabled: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -154,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     engineParallelism: e.BRIER_ENGINE_PARALLELISM,
     kvCacheMb: e.BRIER_KV_CACHE_MB,
+    answerCacheEntries: e.BRIER_ANSWER_CACHE_ENTRIES,
     metricsEnabled: e.BRIER_METRICS === 'on',
     metricsToken: e.BRIER_METRICS_TOKEN,
   };

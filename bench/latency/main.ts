@@ -106,14 +106,16 @@ const QUESTIONS: Record<string, unknown>[] = [
   { type: 'choice', instructions: 'Which region is affected?', criteria: { eu: null, us: null, asia: null } },
   { type: 'score', instructions: 'How confident is the author?', criteria: ['unsure', 'somewhat', 'sure'] },
 ];
-const questions = (n: number) => Object.fromEntries(QUESTIONS.slice(0, n).map((q, i) => [`q${i}`, q]));
+const questions = (n: number, from = 0) =>
+  Object.fromEntries(QUESTIONS.slice(from, from + n).map((q, i) => [`q${i}`, q]));
 const MIX = [1, 3, 10];
 
-function decide(key: string, text: string, n: number): Shot {
+/** `n` questions on `text`, taken from QUESTIONS starting at `from`. */
+function decide(key: string, text: string, n: number, from = 0): Shot {
   return {
     path: '/v1/systemone',
     headers: { authorization: `Bearer ${key}` },
-    body: JSON.stringify({ state: text, questions: questions(n) }),
+    body: JSON.stringify({ state: text, questions: questions(n, from) }),
   };
 }
 
@@ -271,21 +273,27 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
     const fanOut = med(ten) / med(one);
     out.fanOut = { oneQuestionMs: one, tenQuestionsMs: ten, ratio: fanOut };
 
-    // Repeat state: the same request twice (1 and 3 questions); the second reuses the state's cache,
-    // so what is left is the questions' own evaluation.
+    // Repeat state: a request, then the same request again (1 and 3 questions: the GGUF engine
+    // answers it from its answer cache), then the same state with 3 other questions (only the KV
+    // prefix can help: what is left is the new questions' own evaluation).
     const repeats: Record<string, { firstMs: number[]; secondMs: number[]; speedup: number }> = {};
     if (plan.repeatState) {
-      for (const n of [1, 3]) {
+      for (const [name, n, from] of [
+        ['1q', 1, 0],
+        ['3q', 3, 0],
+        ['3q, other questions', 3, 3],
+      ] as const) {
         const first: number[] = [];
         const second: number[] = [];
         for (let r = 0; r < plan.reps; r++) {
           const text = fresh();
-          const a = await closedLoop(s.url, () => decide(key, text, n), { concurrency: 1, count: 1, maxMs: 120_000 });
-          const b = await closedLoop(s.url, () => decide(key, text, n), { concurrency: 1, count: 1, maxMs: 120_000 });
+          const once = { concurrency: 1, count: 1, maxMs: 120_000 };
+          const a = await closedLoop(s.url, () => decide(key, text, n), once);
+          const b = await closedLoop(s.url, () => decide(key, text, n, from), once);
           first.push(a.p50);
           second.push(b.p50);
         }
-        repeats[`${n}q`] = { firstMs: first, secondMs: second, speedup: med(first) / med(second) };
+        repeats[name] = { firstMs: first, secondMs: second, speedup: med(first) / med(second) };
       }
       out.repeatState = repeats;
     }
@@ -316,13 +324,21 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
     const fanTarget = plan.name === 'gguf' ? 2.0 : 1.5;
     const cacheName = plan.name === 'gguf' ? 'gguf_prefix' : 'embedding';
     line('fan-out: 10 questions / 1 question (median latency)', fmt(fanOut, 2), `<= ${fanTarget}`, fanOut <= fanTarget);
-    for (const [n, r] of Object.entries(repeats))
-      line(`repeat state (${n}): first / second request`, `${fmt(r.speedup, 2)}x`, '>= 5x', r.speedup >= 5);
-    const clean = overload.errors === 0;
+    for (const [n, r] of Object.entries(repeats)) {
+      const label = `repeat state (${n}): first / second request`;
+      // New questions on a known state cost their own tokens: the ratio is bounded by
+      // (state + question tokens) / question tokens whatever is cached, so it has no target.
+      if (n.includes('other')) line(label, `${fmt(r.speedup, 2)}x`);
+      else line(label, `${fmt(r.speedup, 2)}x`, '>= 5x', r.speedup >= 5);
+    }
+    // Accepted requests are bounded by the request deadline (the scheduler's admission test).
+    const deadline = Number(plan.env.BRIER_REQUEST_TIMEOUT_MS ?? 30_000);
+    const clean = overload.errors === 0 && overload.p99 <= deadline;
+    out.overload = { ...(out.overload as object), deadlineMs: deadline };
     line(
       '2x load: only 503+retry-after; accepted p99 (ms)',
       `${overload.refused} refused, ${overload.errors} errors, p99 ${fmt(overload.p99)}`,
-      'no other errors',
+      `no other errors, p99 <= ${deadline}`,
       clean,
     );
     const m = await scrape(s.url);
@@ -510,7 +526,8 @@ if (wants('gguf')) {
     report.ggufModel = model.label;
     await engine({
       name: 'gguf',
-      env: { BRIER_MODEL: model.path, BRIER_QUEUE_LIMIT: '16', BRIER_REQUEST_TIMEOUT_MS: '120000' },
+      // The default deadline (30 s): admission refuses what would miss it, which bounds the p99.
+      env: { BRIER_MODEL: model.path, BRIER_QUEUE_LIMIT: '16' },
       sweep: [
         { concurrency: 1, count: 6, maxMs: 60_000 },
         { concurrency: 4, count: 8, maxMs: 60_000 },

@@ -25,6 +25,7 @@ export async function createEngine(config: Config): Promise<DecisionEngine> {
         description: describeModelSpec(spec).description,
         parallelism: config.engineParallelism,
         kvCacheBytes: config.kvCacheMb === undefined ? undefined : config.kvCacheMb * 2 ** 20,
+        answerCacheEntries: config.answerCacheEntries,
       });
     }
     case 'embedded': {

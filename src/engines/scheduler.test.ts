@@ -75,4 +75,25 @@ describe('scheduler', () => {
     assert.equal(sawAbort, true);
     assert.equal(s.running(), 0);
   });
+
+  test('refuses a request that would wait past its deadline, before the queue limit', async () => {
+    // Service time ~200 ms and a 300 ms deadline: the first runs, a second would finish at ~400 ms.
+    const s = createScheduler({ limit: 10, timeoutMs: 300, initialServiceMs: 200 });
+    const first = s.run(() => sleep(50));
+    await assert.rejects(
+      s.run(() => sleep(1)),
+      (e: { code?: string; retryAfter?: number; message?: string }) =>
+        e.code === 'OVERLOADED' && (e.retryAfter ?? 0) >= 1 && /300 ms request deadline/.test(e.message ?? ''),
+    );
+    await first;
+  });
+
+  test('admits a request that can start at once even when the average is past the deadline', async () => {
+    const s = createScheduler({ limit: 10, timeoutMs: 100, initialServiceMs: 10_000 });
+    assert.equal(await s.run(async () => 'ran'), 'ran');
+    // The average learns from measured service times and admits waiting requests again.
+    for (let i = 0; i < 40; i++) await s.run(() => sleep(1));
+    assert.ok(s.serviceMs() < 50, `average ${s.serviceMs()} ms`);
+    await Promise.all([s.run(() => sleep(5)), s.run(() => sleep(5))]);
+  });
 });

@@ -119,7 +119,7 @@ test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent cal
   await page.screenshot({ path: `${SHOTS}/playground.png`, fullPage: true });
 
   // The curl snippet, run as the equivalent fetch with the new key.
-  const curl = await page.getByTestId('snippet-curl').innerText();
+  const curl = (await page.getByTestId('snippet-curl').textContent()) ?? '';
   expect(curl).toContain(`${cp.url}/v1/systemone`);
   const body = JSON.parse(/-d '(.*)'$/s.exec(curl)?.[1] ?? 'null');
   const res = await fetch(`${cp.url}/v1/systemone`, {

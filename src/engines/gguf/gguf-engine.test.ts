@@ -90,7 +90,14 @@ for (const model of MODELS) {
   describe(`GGUF engine on the ${model.name}`, { skip: model.present ? false : `${sharedModel} is absent` }, () => {
     let engine: DecisionEngine;
     const engines: DecisionEngine[] = [];
-    const make = (extra: { temperature?: number; reusePrefix?: boolean; id?: string; parallelism?: number } = {}) => {
+    type Extra = {
+      temperature?: number;
+      reusePrefix?: boolean;
+      id?: string;
+      parallelism?: number;
+      answerCacheEntries?: number;
+    };
+    const make = (extra: Extra = {}) => {
       const made = createGgufEngine({ modelPath: model.path(), contextSize: CONTEXT, threads: 1, ...extra });
       engines.push(made);
       return made;
@@ -180,6 +187,9 @@ for (const model of MODELS) {
     });
 
     test('rejects with the signal reason when aborted before, while queued or while running', async () => {
+      // Without the answer cache, so that every call below really runs the model.
+      const engine = make({ answerCacheEntries: 0 });
+      await engine.load();
       const baseline = await engine.answer(BIG, signal());
 
       const early = new AbortController();
@@ -242,12 +252,21 @@ describe('GGUF engine prefix cache (several sequences, LRU)', () => {
   const engines: DecisionEngine[] = [];
   const lookups: boolean[] = [];
   const hook = {
-    cacheLookup: (_cache: string, hit: boolean) => void lookups.push(hit),
+    cacheLookup: (cache: string, hit: boolean) => {
+      if (cache === 'gguf_prefix') lookups.push(hit);
+    },
     batch: () => {},
     tokens: () => {},
   };
+  // The answer cache is off here, so that repeated requests exercise the prefix cache.
   const make = (extra: { sequences?: number; reusePrefix?: boolean; parallelism?: number } = {}) => {
-    const made = createGgufEngine({ modelPath: tinyModel, contextSize: CONTEXT, threads: 1, ...extra });
+    const made = createGgufEngine({
+      modelPath: tinyModel,
+      contextSize: CONTEXT,
+      threads: 1,
+      answerCacheEntries: 0,
+      ...extra,
+    });
     engines.push(made);
     return made;
   };
@@ -310,5 +329,73 @@ describe('GGUF engine prefix cache (several sequences, LRU)', () => {
       assert.ok(difference < 1e-5, `request ${i}: differs from its answer alone by ${difference}`);
     });
     assert.equal(lookups.filter((h) => !h).length, 3, 'three distinct states, three prefills');
+  });
+});
+
+describe('GGUF engine answer cache', () => {
+  const engines: DecisionEngine[] = [];
+  const seen: { cache: string; hit: boolean; count: number }[] = [];
+  const hook = {
+    cacheLookup: (cache: string, hit: boolean, count = 1) => void seen.push({ cache, hit, count }),
+    batch: () => {},
+    tokens: () => {},
+  };
+  const count = (cache: string, hit: boolean) =>
+    seen.filter((s) => s.cache === cache && s.hit === hit).reduce((sum, s) => sum + s.count, 0);
+  const make = (extra: { answerCacheEntries?: number } = {}) => {
+    const made = createGgufEngine({ modelPath: tinyModel, contextSize: CONTEXT, threads: 1, sequences: 2, ...extra });
+    engines.push(made);
+    return made;
+  };
+  after(async () => {
+    await Promise.all(engines.map((e) => e.close()));
+  });
+  const questions = [noul('Does the customer want a refund?'), choice(3), score(5)];
+
+  test('a repeated question on the same state is answered from the cache, without a slot', async () => {
+    const cached = make();
+    const reference = make({ answerCacheEntries: 0 });
+    await Promise.all([cached.load(), reference.load()]);
+    cached.attachMetrics?.(hook);
+    seen.length = 0;
+    const first = await cached.answer(request('The parcel arrived broken.', questions), signal());
+    assert.equal(count('gguf_answer', false), 3);
+    const again = await cached.answer(request('The parcel arrived broken.', questions), signal());
+    assert.deepEqual(again, first);
+    assert.equal(count('gguf_answer', true), 3);
+    assert.equal(count('gguf_prefix', true) + count('gguf_prefix', false), 1, 'the second request took no slot');
+    assert.deepEqual(first, await reference.answer(request('The parcel arrived broken.', questions), signal()));
+  });
+
+  test('only new questions are scored; another state never gets a cached answer', async () => {
+    const cached = make();
+    const reference = make({ answerCacheEntries: 0 });
+    await Promise.all([cached.load(), reference.load()]);
+    cached.attachMetrics?.(hook);
+    await cached.answer(request('The parcel arrived broken.', questions), signal());
+    seen.length = 0;
+    const mixed = [questions[0], noul('Is the customer angry?'), questions[2]].filter((q) => q !== undefined);
+    const got = await cached.answer(request('The parcel arrived broken.', mixed), signal());
+    assert.equal(count('gguf_answer', true), 2);
+    assert.equal(count('gguf_answer', false), 1);
+    assert.equal(count('gguf_prefix', true), 1, 'the new question reused the state prefix');
+    assert.deepEqual(got, await reference.answer(request('The parcel arrived broken.', mixed), signal()));
+    // Same questions, a state differing in one word: all misses, and its own numbers.
+    seen.length = 0;
+    const other = await cached.answer(request('The parcel arrived intact.', questions), signal());
+    assert.equal(count('gguf_answer', true), 0);
+    assert.deepEqual(other, await reference.answer(request('The parcel arrived intact.', questions), signal()));
+  });
+
+  test('answerCacheEntries 0 turns it off', async () => {
+    const off = make({ answerCacheEntries: 0 });
+    await off.load();
+    off.attachMetrics?.(hook);
+    seen.length = 0;
+    await off.answer(request('The parcel arrived broken.', questions), signal());
+    await off.answer(request('The parcel arrived broken.', questions), signal());
+    assert.equal(count('gguf_answer', true) + count('gguf_answer', false), 0);
+    assert.equal(count('gguf_prefix', true), 1);
+    assert.throws(() => make({ answerCacheEntries: -1 }), /answerCacheEntries/);
   });
 });

@@ -15,9 +15,16 @@
  * count comes from a memory budget (kvCacheBytes / KV bytes of one sequence), at least
  * `parallelism`; requests on different slots run concurrently and node-llama-cpp evaluates their
  * tokens in shared batches.
+ *
+ * Answers are cached too, per question: scoring is deterministic (flash attention off), so a
+ * question asked again on the same state gets the same numbers without touching the model. The key
+ * is the SHA-256 of the state's tokens, the question's tokens and its label tokens; a request whose
+ * questions are all cached takes no slot at all. A state asked new questions still saves its
+ * prefill through the slot's KV cache.
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type {
   ControlledEvaluateInputItem,
   Llama,
@@ -75,6 +82,11 @@ export interface GgufEngineOptions {
   kvCacheBytes?: number;
   /** Sequences, overriding the budget (tests). */
   sequences?: number;
+  /**
+   * Questions whose option scores are kept, keyed by state, question and label tokens (LRU).
+   * Default 4096 (a few MiB at most); 0 disables the answer cache.
+   */
+  answerCacheEntries?: number;
   /** Prefix cache hits/misses, batch sizes, prefill tokens/s (optional; attachMetrics sets it too). */
   metrics?: EngineMetrics;
   /**
@@ -114,6 +126,16 @@ function prefixKey(tokens: readonly Token[]): string {
     .digest('hex');
 }
 
+/** The answer-cache key of one question on one state: everything its scores depend on. */
+function answerKey(statePrefixKey: string, plan: QuestionPlan): string {
+  const hash = createHash('sha256')
+    .update(statePrefixKey)
+    .update(new Uint32Array(plan.tokens as readonly number[]));
+  // Token ids are below 2^32 - 1, so the separator cannot be mistaken for a token.
+  for (const label of plan.labels) hash.update(new Uint32Array([0xffffffff, ...(label as readonly number[])]));
+  return hash.digest('hex');
+}
+
 interface QuestionPlan {
   /** The question prompt's tokens, then the labels' shared lead. */
   tokens: Token[];
@@ -123,6 +145,8 @@ interface QuestionPlan {
   scoredTokens: number;
   /** Longest label (tokens after the lead). */
   depth: number;
+  /** Each option's label tokens after the lead, in option order. */
+  labels: readonly (readonly Token[])[];
 }
 
 const MAX_PLAN_CACHE = 1024;
@@ -135,6 +159,11 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   const reusePrefix = options.reusePrefix ?? true;
   const parallelism = options.parallelism ?? 1;
   let metrics: EngineMetrics | undefined = options.metrics;
+  const answerEntries = options.answerCacheEntries ?? 4096;
+  if (!Number.isInteger(answerEntries) || answerEntries < 0) {
+    throw new RangeError('answerCacheEntries must be a non-negative integer');
+  }
+  const answers = answerEntries > 0 ? new LRUCache<string, number[]>({ max: answerEntries }) : null;
   if (!Number.isInteger(parallelism) || parallelism < 1) throw new RangeError('parallelism must be a positive integer');
   if (!(Number.isFinite(temperature) && temperature > 0)) throw new RangeError('temperature must be a positive number');
   if (!Number.isInteger(contextSize) || contextSize < 4 * CONTEXT_MARGIN) {
@@ -298,6 +327,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       options: labels.sequences.length,
       scoredTokens: labels.sequences.reduce((sum, s) => sum + s.length, 0),
       depth: Math.max(...labels.sequences.map((s) => s.length)),
+      labels: labels.sequences,
     };
   }
 
@@ -384,37 +414,45 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     });
 
     const key = reusePrefix ? prefixKey(prefix) : null;
+    const inputTokens = prefix.length + plans.reduce((sum, p) => sum + p.tokens.length, 0);
+    const outputTokens = plans.reduce((sum, p) => sum + p.scoredTokens, 0);
+    metrics?.batch('gguf', 'questions', plans.length);
+    // Cached answers first: the questions left are the only work, and none means no slot is taken.
+    const keys = key !== null && answers !== null ? plans.map((plan) => answerKey(key, plan)) : null;
+    const scores: (number[] | undefined)[] = plans.map((_, i) => (keys ? answers?.get(keys[i] as string) : undefined));
+    const missing = plans.flatMap((plan, i) => (scores[i] === undefined ? [{ plan, i }] : []));
+    if (keys !== null) {
+      metrics?.cacheLookup('gguf_answer', true, plans.length - missing.length);
+      metrics?.cacheLookup('gguf_answer', false, missing.length);
+    }
+    if (missing.length === 0) {
+      return { probabilities: scores.map((s) => softmax(s as number[])), inputTokens, outputTokens };
+    }
+
     const slot = await acquire(m, key, signal);
     const sequence = slot.sequence;
     try {
       signal.throwIfAborted();
-      metrics?.batch('gguf', 'questions', plans.length);
-      const probabilities: number[][] = [];
       if (reusePrefix) {
         const hit = await holdPrefix(sequence, prefix);
         metrics?.cacheLookup('gguf_prefix', hit);
       }
       const started = performance.now();
-      for (const plan of plans) {
+      for (const { plan, i } of missing) {
         signal.throwIfAborted();
-        let scores: number[];
         if (reusePrefix) {
           await rewind(sequence, prefix.length);
-          scores = await scoreOptions(sequence, plan.tokens, plan, signal);
+          scores[i] = await scoreOptions(sequence, plan.tokens, plan, signal);
         } else {
           await sequence.clearHistory();
-          scores = await scoreOptions(sequence, [...prefix, ...plan.tokens], plan, signal);
+          scores[i] = await scoreOptions(sequence, [...prefix, ...plan.tokens], plan, signal);
         }
-        probabilities.push(softmax(scores));
+        if (keys !== null) answers?.set(keys[i] as string, scores[i] as number[]);
       }
-      const questionTokens = plans.reduce((sum, p) => sum + p.tokens.length, 0);
+      const questionTokens = missing.reduce((sum, { plan }) => sum + plan.tokens.length, 0);
       metrics?.tokens('gguf', 'question', questionTokens, (performance.now() - started) / 1000);
       if (reusePrefix) await rewind(sequence, prefix.length);
-      return {
-        probabilities,
-        inputTokens: prefix.length + questionTokens,
-        outputTokens: plans.reduce((sum, p) => sum + p.scoredTokens, 0),
-      };
+      return { probabilities: scores.map((s) => softmax(s as number[])), inputTokens, outputTokens };
     } finally {
       // Keep the key only if the sequence really holds this prefix (an abort may have cut it short).
       if (key === null || !startsWith(sequence.contextTokens, prefix)) slot.key = null;

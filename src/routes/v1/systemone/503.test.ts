@@ -22,6 +22,23 @@ describe('POST /v1/systemone 503', () => {
     }
   });
 
+  test('a request that would wait past its deadline is refused at once, below the queue limit', async () => {
+    const t = await makeTestApp({ engine: createFakeEngine({ delayMs: 400 }), requestTimeoutMs: 1000 });
+    try {
+      assert.equal((await t.req('/v1/systemone', { body })).status, 200); // measures ~400 ms a request
+      const responses = await Promise.all(Array.from({ length: 5 }, () => t.req('/v1/systemone', { body })));
+      // Two fit in the deadline (~400 and ~800 ms) and are answered; the rest would finish past it.
+      assert.deepEqual(responses.map((r) => r.status).sort(), [200, 200, 503, 503, 503]);
+      const busy = responses.find((r) => r.status === 503);
+      assert.ok(Number(busy?.headers.get('retry-after')) >= 1);
+      const json = await busy?.json();
+      assert.equal(json.detail.error_type, 'overloaded');
+      assert.match(json.message, /past the 1000 ms request deadline/);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('a request past its deadline answers 503 timeout with retry-after', async () => {
     const t = await makeTestApp({ engine: createFakeEngine({ delayMs: 2000 }), requestTimeoutMs: 100 });
     try {
