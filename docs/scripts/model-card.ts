@@ -19,6 +19,8 @@ interface Block {
   model: Metrics;
   prior?: Metrics;
   uniform: Metrics;
+  /** ECE a perfectly calibrated model would show by chance at this n (absent in older reports). */
+  eceFloor?: number;
 }
 
 type ByType = Record<string, Block | undefined>;
@@ -127,7 +129,7 @@ function metricsTable(blocks: ByType, withPrior: boolean): string {
         'accuracy (model / prior)',
         'Brier (model / prior / uniform)',
         'NLL (model / prior / uniform)',
-        'ECE',
+        'ECE (chance floor)',
         'score MAE (model / prior / uniform)',
       ]
     : [
@@ -152,7 +154,7 @@ function metricsTable(blocks: ByType, withPrior: boolean): string {
         `${f(b.model.accuracy)} / ${f(withPrior ? ref?.accuracy : b.uniform.accuracy)}`,
         three('brier', 4),
         three('nll', 3),
-        f(b.model.ece),
+        b.eceFloor === undefined ? f(b.model.ece) : `${f(b.model.ece)} (${f(b.eceFloor)})`,
         t === 'score' ? three('scoreMae', 3) : '-',
       ],
     ];

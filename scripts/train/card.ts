@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   baselineMetrics,
   confidencePairs,
+  eceNoiseFloor,
   type MetricItem,
   type Metrics,
   oneHot,
@@ -12,7 +13,7 @@ import {
 import type { QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
-import { HEAD_TASKS, LICENCES, ROWS_PER_TASK } from './config.ts';
+import { HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK } from './config.ts';
 import type { Example } from './data.ts';
 import type { LatencyReport } from './latency.ts';
 
@@ -35,6 +36,8 @@ interface Block {
   model: Metrics;
   prior: Metrics;
   uniform: Metrics;
+  /** The ECE a perfectly calibrated model would show by chance at the model's confidences and n. */
+  eceFloor: number;
 }
 
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
@@ -57,7 +60,9 @@ export function writeCard(c: CardInput): Record<string, unknown> {
         ordinal: items.find((s) => s.task === task)?.type === 'score',
       })),
     );
-    return { model: c.computeMetrics(items.map(c.toItem)), ...base };
+    const metricItems = items.map(c.toItem);
+    const eceFloor = eceNoiseFloor(confidencePairs(metricItems).map((x) => x.confidence));
+    return { model: c.computeMetrics(metricItems), ...base, eceFloor };
   };
   const seenRows = c.scored.filter((s) => HEAD_TASKS.has(s.task));
   const heldTasksShipped = c.scored.filter((s) => !HEAD_TASKS.has(s.task));
@@ -76,6 +81,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
           role: head ? 'head training (80%) / held-out rows (20%)' : 'held out of head training',
           licence: LICENCES[t] ?? '?',
           heldOutRows: head ? block(c.seenCross.filter((s) => s.task === t)) : null,
+          shipped: head ? null : block(heldTasksShipped.filter((s) => s.task === t)),
           leaveTaskOut: block(c.lotoHeldOut.filter((s) => s.task === t)),
         },
       ];
@@ -99,10 +105,10 @@ export function writeCard(c: CardInput): Record<string, unknown> {
   };
 
   const line = (name: string, b: Block): string[] => [
-    `| ${name} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.prior.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.prior.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.prior.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} | ${f(b.model.scoreMae)} / ${f(b.prior.scoreMae)} / ${f(b.uniform.scoreMae)} |`,
+    `| ${name} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.prior.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.prior.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.prior.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} (${f(b.eceFloor)}) | ${f(b.model.scoreMae)} / ${f(b.prior.scoreMae)} / ${f(b.uniform.scoreMae)} |`,
   ];
   const header = [
-    '| type | n | accuracy (model / majority prior) | Brier (model / prior / uniform) | NLL (model / prior / uniform) | ECE | score MAE (model / prior / uniform) |',
+    '| type | n | accuracy (model / majority prior) | Brier (model / prior / uniform) | NLL (model / prior / uniform) | ECE (chance floor) | score MAE (model / prior / uniform) |',
     '|---|---|---|---|---|---|---|',
   ];
   const typeTable = (blocks: Record<string, Block>): string[] => [
@@ -173,7 +179,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     ),
     '',
     '## Training and evaluation data',
-    `A seeded sample of at most ${ROWS_PER_TASK} rows per set from \`../shared/data/decisions\` (natural priors kept).`,
+    `A seeded sample of at most ${ROWS_PER_TASK} rows per set from \`../shared/data/decisions\` (natural priors kept); the head's`,
+    `training sets are used whole (up to ${HEAD_ROWS_PER_TASK} rows), so that their held-out rows are as many as they can be.`,
     "Only permissively licensed sets train the head's weights (80% of their rows; 20% held out by id hash). All other sets",
     'are held out of head training; they are used to measure and to fit the `unseen` calibration (a few scalars per type).',
     '',
@@ -187,7 +194,9 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '## Results',
     'Baselines: *majority prior* answers every row with the label frequencies of its own evaluated set (an oracle',
     'prior); *uniform* answers 1/k. Brier is the CalDec convention (sum over options of (p - t)^2 divided by k).',
-    'ECE: 15 equal-width bins on the top probability.',
+    'ECE: 15 equal-width bins on the top probability. In brackets, its chance floor: the mean ECE of a perfectly',
+    'calibrated model with the same confidences and n (outcomes drawn with P(correct) = confidence, 200 seeded draws);',
+    'an ECE near its floor cannot be told apart from perfect calibration at that sample size.',
     '',
     '### Held-out rows of the training tasks (in distribution)',
     "The shipped head and betas; each task's (T, alpha) is fitted on its held-out rows, so these numbers are 2-fold",
@@ -204,15 +213,16 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     'Same rows, the shipped artifact: head never saw these sets, but its `unseen` calibration was fitted on them.',
     ...typeTable(shipped),
     '',
-    '### Per set (leave-tasks-out; training sets also on their held-out rows)',
-    '| set | type | n | acc (model / prior) | Brier (model / uniform) | ECE | held-out rows: acc / Brier / ECE |',
-    '|---|---|---|---|---|---|---|',
+    '### Per set (leave-tasks-out; the shipped model on held-out sets; training sets on their held-out rows)',
+    '| set | type | n | acc (model / prior) | Brier (model / uniform) | ECE | shipped: Brier / ECE | held-out rows: acc / Brier / ECE |',
+    '|---|---|---|---|---|---|---|---|',
     ...tasks.map((t) => {
       const p = perTask[t];
       const b = p?.leaveTaskOut;
       const h = p?.heldOutRows;
+      const sh = p?.shipped;
       const type = c.examples.find((e) => e.task === t)?.request.questions[0]?.type ?? '?';
-      return `| ${t} | ${type} | ${b?.model.n ?? 0} | ${f(b?.model.accuracy ?? 0)} / ${f(b?.prior.accuracy ?? 0)} | ${f(b?.model.brier ?? 0, 4)} / ${f(b?.uniform.brier ?? 0, 4)} | ${f(b?.model.ece ?? 0)} | ${h ? `${f(h.model.accuracy)} / ${f(h.model.brier, 4)} / ${f(h.model.ece)}` : '-'} |`;
+      return `| ${t} | ${type} | ${b?.model.n ?? 0} | ${f(b?.model.accuracy ?? 0)} / ${f(b?.prior.accuracy ?? 0)} | ${f(b?.model.brier ?? 0, 4)} / ${f(b?.uniform.brier ?? 0, 4)} | ${f(b?.model.ece ?? 0)} | ${sh ? `${f(sh.model.brier, 4)} / ${f(sh.model.ece)}` : '-'} | ${h ? `${f(h.model.accuracy)} / ${f(h.model.brier, 4)} / ${f(h.model.ece)}` : '-'} |`;
     }),
     '',
     '### Out of distribution: CalDec validation (assistant decisions, soft targets from a teacher model)',

@@ -48,7 +48,7 @@ import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
 import { loadCaldec } from './caldec.ts';
 import { writeCard } from './card.ts';
-import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, ROWS_PER_TASK } from './config.ts';
+import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll } from './embed.ts';
 import { measureLatency } from './latency.ts';
@@ -65,7 +65,7 @@ const skipLatency = process.argv.includes('--no-latency');
 
 const tasks = listTasks();
 if (tasks.length === 0) throw new Error('npm run train needs ../shared/data/decisions/*.jsonl');
-const examples: Example[] = tasks.flatMap((t) => loadTask(t, ROWS_PER_TASK, HEAD_TASKS));
+const examples: Example[] = tasks.flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
 log(`${examples.length} rows from ${tasks.length} sets; head trained on ${[...HEAD_TASKS].join(', ')}`);
 await embedAll(examples, true, log);
 const store = openDiskStore();

@@ -5,6 +5,7 @@ import {
   brierScore,
   computeMetrics,
   ece,
+  eceNoiseFloor,
   majorityPrior,
   nll,
   oneHot,
@@ -85,5 +86,17 @@ describe('metrics', () => {
     close(b.prior.accuracy, 0.75);
     close(b.uniform.brier, 0.25);
     close(b.prior.brier, (0.75 * (0.25 ** 2 * 2) + 0.25 * (0.75 ** 2 * 2)) / 2);
+  });
+
+  it('the ECE noise floor of a calibrated model shrinks with the sample size', () => {
+    const confidences = (n: number) => Array.from({ length: n }, (_, i) => 0.3 + (0.6 * i) / n);
+    const small = eceNoiseFloor(confidences(100));
+    const large = eceNoiseFloor(confidences(10_000));
+    assert.ok(small > 0.04 && small < 0.12, `n=100: ${small}`);
+    assert.ok(large < 0.012, `n=10000: ${large}`);
+    // Confidences of 0 or 1 are never wrong by chance; seeded, so the same every run.
+    assert.equal(eceNoiseFloor([1, 1, 0]), 0);
+    assert.equal(eceNoiseFloor(confidences(500)), eceNoiseFloor(confidences(500)));
+    assert.equal(eceNoiseFloor([]), 0);
   });
 });

@@ -14,6 +14,7 @@
  * - Score MAE: |E_p[level] - E_t[level]| in levels (score questions only).
  * Targets are distributions (a hard label is one-hot).
  */
+import { mulberry32 } from '../lib/seeded.ts';
 
 export interface MetricItem {
   p: readonly number[];
@@ -96,6 +97,24 @@ export function ece(pairs: readonly ConfidencePair[], bins = ECE_BINS): number {
     if (n > 0) e += (n / pairs.length) * Math.abs((acc[b] ?? 0) / n - (conf[b] ?? 0) / n);
   }
   return e;
+}
+
+/**
+ * The ECE a perfectly calibrated model shows by chance at these confidences and this sample size:
+ * outcomes drawn as correct with probability = confidence, `draws` times (seeded), mean ECE. A
+ * measured ECE at or near this floor cannot be told apart from perfect calibration with this many
+ * items; only more items lower it.
+ */
+export function eceNoiseFloor(confidences: readonly number[], draws = 200, seed = 15): number {
+  if (confidences.length === 0) return 0;
+  const random = mulberry32(seed);
+  const pairs: ConfidencePair[] = confidences.map((confidence) => ({ confidence, correct: false }));
+  let total = 0;
+  for (let d = 0; d < draws; d++) {
+    for (const pair of pairs) pair.correct = random() < pair.confidence;
+    total += ece(pairs);
+  }
+  return total / draws;
 }
 
 /** Reliability table rows: per bin, count, mean confidence and accuracy. */
