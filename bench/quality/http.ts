@@ -4,6 +4,7 @@
  * read as 0.0025 (the middle of [0, 0.005)) and each vector is renormalized, so NLL measures the
  * model rather than the rounding.
  */
+import { fromWire } from '../../src/domain/metrics.ts';
 import type { AnswerFn, BenchQuestion } from './core.ts';
 
 export type RequestFn = (
@@ -45,9 +46,7 @@ export function createHttpAnswer(request: RequestFn, apiKey: string): AnswerFn {
         p = Array.from({ length: n }, (_, j) => a.probabilities?.[String(j)] ?? Number.NaN);
       }
       if (p.some((v) => !Number.isFinite(v))) throw new Error(`malformed answer q${i}`);
-      const derounded = p.map((v) => (v <= 0 ? 0.0025 : v));
-      const sum = derounded.reduce((x, y) => x + y, 0);
-      return derounded.map((v) => v / sum);
+      return fromWire(p);
     });
   };
 }

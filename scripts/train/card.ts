@@ -194,6 +194,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '## Results',
     'Baselines: *majority prior* answers every row with the label frequencies of its own evaluated set (an oracle',
     'prior); *uniform* answers 1/k. Brier is the CalDec convention (sum over options of (p - t)^2 divided by k).',
+    'Every metric is taken on the answers as served: rounded to 0.01 like the API, a 0.00 read as 0.0025 and the',
+    'vector renormalized (what `npm run bench:quality` reads back), so an answer within 0.005 of uniform is a tie.',
     'ECE: 15 equal-width bins on the top probability. In brackets, its chance floor: the mean ECE of a perfectly',
     'calibrated model with the same confidences and n (outcomes drawn with P(correct) = confidence, 200 seeded draws);',
     'an ECE near its floor cannot be told apart from perfect calibration at that sample size.',

@@ -60,4 +60,9 @@ export const STAGE_A = { rank: 32, epochs: 10, lr: 0.002, decay: 1e-4, batch: 32
 export const L2_SEEN = 1e-3;
 export const L2_UNSEEN = 1e-2;
 export const FAMILIARITY = 0.92;
+/**
+ * Weight of the pooled ECE in the unseen calibration's objective (task-balanced NLL + w * ECE):
+ * NLL alone left held-out choice tasks miscalibrated in opposite directions that do not cancel.
+ */
+export const UNSEEN_ECE_WEIGHT = 3;
 export const SEEN_FOLDS = 4;

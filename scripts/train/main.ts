@@ -13,7 +13,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
+import { asServed, computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
 import type { DecisionRequest } from '../../src/domain/questions.ts';
 import {
   type CalibrationModel,
@@ -222,7 +222,7 @@ for (const c of caldec) {
   const inputs = inputsOf(c.request);
   inputs.forEach((x, qi) => {
     const t = c.targets[qi];
-    if (t) caldecItems.push({ type: x.type, site: c.site, p: predict(x, model).probabilities, t });
+    if (t) caldecItems.push({ type: x.type, site: c.site, p: asServed(predict(x, model).probabilities), t });
   });
 }
 log(`evaluated ${scored.length} held-out rows and ${caldecItems.length} CalDec decisions`);
@@ -236,8 +236,10 @@ writeFileSync(
   join(OUT_DIR, 'golden.json'),
   `${JSON.stringify({ modelId: EMBEDDED_MODEL_ID, probabilities: goldenInputs().map((x) => predict(x, model).probabilities) })}\n`,
 );
+// Every number is measured on the answers as served: rounded to 0.01 like the wire, read back
+// as the quality bench reads them (metrics.ts asServed).
 const toItem = (s: { p: number[]; target: number; type: QuestionType }): MetricItem => ({
-  p: s.p,
+  p: asServed(s.p),
   t: oneHot(s.p.length, s.target),
   ordinal: s.type === 'score',
 });

@@ -12,6 +12,7 @@ import {
 } from '../../src/engines/embedded/calibration.ts';
 import { DESCRIPTORS } from '../../src/engines/embedded/features.ts';
 import { combine, softmax } from '../../src/engines/embedded/head.ts';
+import { UNSEEN_ECE_WEIGHT } from './config.ts';
 
 export interface BRow {
   task: string;
@@ -114,6 +115,7 @@ export function leaveTasksOut(
         DESCRIPTORS.length,
         hardBrier,
         cap,
+        { eceWeight: UNSEEN_ECE_WEIGHT },
       );
       for (const r of oof)
         if (r.task === t)
@@ -121,6 +123,6 @@ export function leaveTasksOut(
     }
   }
   const beta = fitBeta(rows, dims, l2);
-  const calibration = fitCalibrationModel(oof, DESCRIPTORS.length, hardBrier, cap);
+  const calibration = fitCalibrationModel(oof, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT });
   return { heldOut, beta, calibration };
 }

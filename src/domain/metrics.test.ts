@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  asServed,
   baselineMetrics,
   brierScore,
   computeMetrics,
   ece,
   eceNoiseFloor,
+  fromWire,
   majorityPrior,
   nll,
   oneHot,
@@ -98,5 +100,16 @@ describe('metrics', () => {
     assert.equal(eceNoiseFloor([1, 1, 0]), 0);
     assert.equal(eceNoiseFloor(confidences(500)), eceNoiseFloor(confidences(500)));
     assert.equal(eceNoiseFloor([]), 0);
+  });
+
+  it('reads answers as served: rounded to 0.01, 0.00 read as 0.0025, renormalized', () => {
+    assert.deepEqual(asServed([0.5002, 0.4998]), [0.5, 0.5]);
+    const p = fromWire([1, 0]);
+    close(p[1] ?? 0, 0.0025 / 1.0025);
+    close((p[0] ?? 0) + (p[1] ?? 0), 1);
+    const q = asServed([0.333, 0.333, 0.334]);
+    close(q[0] ?? 0, 1 / 3);
+    // A near-uniform answer is a tie once served: ECE credits it 1/k, whatever the tiny skew.
+    close(computeMetrics([{ p: asServed([0.5001, 0.4999]), t: [0, 1], ordinal: false }]).ece, 0);
   });
 });

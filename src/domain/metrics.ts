@@ -15,6 +15,7 @@
  * Targets are distributions (a hard label is one-hot).
  */
 import { mulberry32 } from '../lib/seeded.ts';
+import { round2 } from './systemone.ts';
 
 export interface MetricItem {
   p: readonly number[];
@@ -183,6 +184,22 @@ export function computeMetrics(items: readonly MetricItem[]): Metrics {
     ece: ece(pairs),
     scoreMae: nOrd ? mae / nOrd : null,
   };
+}
+
+/**
+ * A probability vector as read back from the wire, where each value is rounded to 0.01: a 0.00 is
+ * read as 0.0025 (the middle of [0, 0.005)) and the vector is renormalized, so NLL measures the
+ * model rather than the rounding.
+ */
+export function fromWire(p: readonly number[]): number[] {
+  const derounded = p.map((v) => (v <= 0 ? 0.0025 : v));
+  const sum = derounded.reduce((x, y) => x + y, 0);
+  return derounded.map((v) => v / sum);
+}
+
+/** What a client reads for an engine's vector: rounded to 0.01 as the wire does, then fromWire. */
+export function asServed(p: readonly number[]): number[] {
+  return fromWire(p.map(round2));
 }
 
 export function oneHot(k: number, index: number): number[] {

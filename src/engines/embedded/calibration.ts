@@ -13,6 +13,7 @@
  * the order of options by logit is the order by probability. Parameters are chosen by
  * scripts/train out-of-fold across tasks (leave-tasks-out), per question type and task family.
  */
+import { type ConfidencePair, ece } from '../../domain/metrics.ts';
 import { softmax } from './head.ts';
 
 export interface CalibrationParams {
@@ -100,34 +101,54 @@ export interface CalibrationItem {
   d: number[];
 }
 
+export interface FitModelOptions {
+  /** Coordinate-search sweeps. Default 3. */
+  sweeps?: number;
+  /**
+   * Weight of the pooled ECE (15 bins on the top probability, over all items) added to the
+   * task-balanced NLL. Default 0: NLL alone, which each task can satisfy with its own
+   * miscalibration while the pooled answers are not calibrated.
+   */
+  eceWeight?: number;
+}
+
 /**
- * Fits a CalibrationModel by coordinate search on a grid: minimizes the task-balanced mean NLL,
- * keeping (where `cap` is given) every task's mean Brier within its cap. Starts from the fully
- * shrunk map (alpha ~ 1), which always meets the caps, and only accepts moves that keep them.
+ * Fits a CalibrationModel by coordinate search on a grid: minimizes the task-balanced mean NLL
+ * (plus `eceWeight` times the pooled ECE), keeping (where `cap` is given) every task's mean Brier
+ * within its cap. Starts from the fully shrunk map (alpha ~ 1), which always meets the caps, and
+ * only accepts moves that keep them.
  */
 export function fitCalibrationModel(
   items: CalibrationItem[],
   dims: number,
   brier: (p: number[], target: number) => number,
   cap?: (task: string) => number,
-  sweeps = 3,
+  options: FitModelOptions = {},
 ): CalibrationModel {
+  const sweeps = options.sweeps ?? 3;
+  const eceWeight = options.eceWeight ?? 0;
   const tasks = new Map<string, number>();
   for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
   const evaluate = (m: CalibrationModel): number => {
     const nll = new Map<string, number>();
     const br = new Map<string, number>();
+    const pairs: ConfidencePair[] = [];
     for (const it of items) {
       const p = calibrate(it.logits, resolveCalibration(m, it.d));
       nll.set(it.task, (nll.get(it.task) ?? 0) - Math.log(Math.max(1e-12, p[it.target] ?? 0)));
       if (cap) br.set(it.task, (br.get(it.task) ?? 0) + brier(p, it.target));
+      if (eceWeight > 0) {
+        let top = 0;
+        for (let i = 1; i < p.length; i++) if ((p[i] ?? 0) > (p[top] ?? 0)) top = i;
+        pairs.push({ confidence: p[top] ?? 0, correct: top === it.target });
+      }
     }
     let loss = 0;
     for (const [task, n] of tasks) {
       if (cap && (br.get(task) ?? 0) / n > cap(task) + 1e-9) return Number.POSITIVE_INFINITY;
       loss += (nll.get(task) ?? 0) / n / tasks.size;
     }
-    return loss;
+    return eceWeight > 0 ? loss + eceWeight * ece(pairs) : loss;
   };
   const start = (a0: number): CalibrationModel => ({
     t: new Array<number>(dims).fill(0),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { calibrate, resolveCalibration } from './calibration.ts';
+import { type CalibrationItem, calibrate, fitCalibrationModel, resolveCalibration } from './calibration.ts';
 import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from './features.ts';
 import { goldenInputs, seededUnitVector } from './golden.ts';
 import { bilinearBackward, bilinearForward, emptyBilinear } from './head.ts';
@@ -115,6 +115,24 @@ describe('calibration map', () => {
     assert.deepEqual(calibrate([5, -3, 1], { temperature: 1, alpha: 1 }), [1 / 3, 1 / 3, 1 / 3]);
     const p = calibrate([Math.log(3), 0], { temperature: 1, alpha: 0 });
     assert.ok(Math.abs((p[0] ?? 0) - 0.75) < 1e-12);
+  });
+
+  it('fitting with an ECE weight calibrates the pooled answers that task-balanced NLL leaves off', () => {
+    // Same logits in two tasks: a big one right 95% of the time, a small one right 60%. The
+    // task-balanced NLL fits about their mean accuracy (0.775); the pooled accuracy is 0.915.
+    const items: CalibrationItem[] = [];
+    const add = (task: string, right: number, wrong: number) => {
+      for (let i = 0; i < right + wrong; i++) items.push({ task, logits: [0, 2], target: i < right ? 1 : 0, d: [1] });
+    };
+    add('big', 855, 45);
+    add('small', 60, 40);
+    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
+    const confidence = (fit: ReturnType<typeof fitCalibrationModel>) =>
+      calibrate([0, 2], resolveCalibration(fit, [1]))[1] ?? 0;
+    const plain = confidence(fitCalibrationModel(items, 1, brier));
+    const pooled = confidence(fitCalibrationModel(items, 1, brier, undefined, { eceWeight: 10 }));
+    assert.ok(Math.abs(plain - 0.775) < 0.05, `NLL alone: ${plain}`);
+    assert.ok(Math.abs(pooled - 0.915) < 0.02, `with the ECE weight: ${pooled}`);
   });
 });
 
