@@ -48,7 +48,7 @@ import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
 import { loadCaldec } from './caldec.ts';
 import { writeCard } from './card.ts';
-import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask } from './config.ts';
+import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, STAGE_A } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll } from './embed.ts';
 import { measureLatency } from './latency.ts';
@@ -60,8 +60,16 @@ import { openDiskStore } from './store.ts';
 const started = Date.now();
 const log = (m: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}`);
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
-const OUT_DIR = join(REPO_ROOT, 'models', 'brier-lite');
 const skipLatency = process.argv.includes('--no-latency');
+// `--seed N`: stage A with another seed, written to .cache/brier-lite/seed-N (never over the shipped
+// artifact), to measure how much the reported numbers move with training randomness alone.
+const seedArg = process.argv.indexOf('--seed');
+const seed = seedArg >= 0 ? Number(process.argv[seedArg + 1]) : STAGE_A.seed;
+if (!Number.isInteger(seed)) throw new Error('--seed needs an integer');
+const OUT_DIR =
+  seed === STAGE_A.seed
+    ? join(REPO_ROOT, 'models', 'brier-lite')
+    : join(REPO_ROOT, '.cache', 'brier-lite', `seed-${seed}`);
 
 const tasks = listTasks();
 if (tasks.length === 0) throw new Error('npm run train needs ../shared/data/decisions/*.jsonl');
@@ -95,7 +103,7 @@ function bRow(r: Row, bil: Float64Array): BRow & { type: QuestionType; d: number
 }
 
 // Stage A (cached on disk by configuration: the fits are deterministic)
-const stageA = runStageA(rows, headTrain, log);
+const stageA = runStageA(rows, headTrain, log, { ...STAGE_A, seed });
 const final = stageA.final;
 
 // unseen-family rows: held-out tasks scored by the final head, training tasks by heads fitted without them

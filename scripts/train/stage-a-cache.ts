@@ -51,10 +51,15 @@ function weightsFromJson(j: Record<string, string | number>): BilinearWeights {
   };
 }
 
-export function runStageA(rows: R[], headTrain: R[], log: (m: string) => void): StageAOutputs {
+export function runStageA(
+  rows: R[],
+  headTrain: R[],
+  log: (m: string) => void,
+  config: typeof STAGE_A = STAGE_A,
+): StageAOutputs {
   const key = hash32(
     JSON.stringify({
-      STAGE_A,
+      STAGE_A: config,
       SEEN_FOLDS,
       head: [...HEAD_TASKS].sort(),
       n: rows.length,
@@ -76,13 +81,13 @@ export function runStageA(rows: R[], headTrain: R[], log: (m: string) => void): 
     };
   }
   log(`stage A: ${headTrain.length} training rows`);
-  const final = trainStageA(headTrain, STAGE_A);
+  const final = trainStageA(headTrain, config);
   log('stage A: final fit done');
   const leaveOut = new Map<string, Float64Array>();
   for (const task of HEAD_TASKS) {
     const fit = trainStageA(
       headTrain.filter((r) => r.task !== task),
-      STAGE_A,
+      config,
     );
     for (const r of rows) if (r.task === task) leaveOut.set(r.ex.id, bilinearForward(r.x, fit.weights).bil);
     log(`stage A: leave-out ${task} done`);
@@ -91,7 +96,7 @@ export function runStageA(rows: R[], headTrain: R[], log: (m: string) => void): 
   for (let f = 0; f < SEEN_FOLDS; f++) {
     const fit = trainStageA(
       headTrain.filter((r) => foldOf(r.ex.id) !== f),
-      STAGE_A,
+      config,
     );
     for (const r of headTrain) if (foldOf(r.ex.id) === f) folds.set(r.ex.id, bilinearForward(r.x, fit.weights).bil);
     log(`stage A: fold ${f + 1}/${SEEN_FOLDS} done`);
