@@ -120,25 +120,16 @@ export function buildApp(deps: AppDeps) {
   app.use(PLAYGROUND_PATH, sessionAuth(control.auth));
 
   app.use('/v1/*', apiKeyAuth(deps.keys));
-  app.use(
-    '/v1/systemone',
-    bodyLimit({
-      maxSize: deps.maxBodyBytes,
-      onError: () => {
-        throw fail('PAYLOAD_TOO_LARGE', `request body is larger than ${deps.maxBodyBytes} bytes (the limit)`);
-      },
-    }),
-  );
+  // One body limit for both ways of asking the model.
+  const limitBody = bodyLimit({
+    maxSize: deps.maxBodyBytes,
+    onError: () => {
+      throw fail('PAYLOAD_TOO_LARGE', `request body is larger than ${deps.maxBodyBytes} bytes (the limit)`);
+    },
+  });
+  app.use('/v1/systemone', limitBody);
   app.use('/v1/systemone', usageMeter(deps.usage, '/v1/systemone'));
-  app.use(
-    PLAYGROUND_PATH,
-    bodyLimit({
-      maxSize: deps.maxBodyBytes,
-      onError: () => {
-        throw fail('PAYLOAD_TOO_LARGE', `request body is larger than ${deps.maxBodyBytes} bytes (the limit)`);
-      },
-    }),
-  );
+  app.use(PLAYGROUND_PATH, limitBody);
 
   registerHealthz(app, deps.engine, deps.db);
   // GET /metrics (issue 6): open unless BRIER_METRICS_TOKEN is set; keep it off the public gateway.

@@ -396,16 +396,9 @@ function ensureQwenModel(): { path: string; label: string } | null {
  * 4096 tokens, flash attention off): measure() gives the prefill tokens/s of each fresh prompt.
  */
 async function directBaseline(modelPath: string) {
-  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-  const llama = await getLlama({
-    gpu: false,
-    build: 'never',
-    usePrebuiltBinaries: true,
-    skipDownload: true,
-    progressLogs: false,
-    logLevel: LlamaLogLevel.error,
-    maxThreads: THREADS,
-  });
+  // The same binary and settings as the engine; everything after loading is node-llama-cpp alone.
+  const { loadCpuLlama } = await import('../../src/engines/gguf/gguf-engine.ts');
+  const llama = await loadCpuLlama(THREADS);
   const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({
     contextSize: 4096,

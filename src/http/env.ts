@@ -1,6 +1,14 @@
 import type { KeyOwner } from '../domain/keys.ts';
 import type { SessionAccount } from './middleware/session-auth.ts';
 
+/** What a request consumed of the model, as the usage meter records it. */
+export interface Metered {
+  model: string;
+  questions: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 /** Per-request values set by middleware. */
 export interface AppEnv {
   Variables: {
@@ -10,6 +18,6 @@ export interface AppEnv {
     /** Set by the session middleware on console routes. */
     account: SessionAccount;
     /** Set by handlers that consumed model capacity, for the usage meter. */
-    metered: { model: string; questions: number; inputTokens: number; outputTokens: number };
+    metered: Metered;
   };
 }

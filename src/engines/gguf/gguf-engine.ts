@@ -151,6 +151,19 @@ interface QuestionPlan {
 
 const MAX_PLAN_CACHE = 1024;
 
+/** node-llama-cpp's prebuilt CPU binary from npm: never downloaded or built, logging errors only. */
+export function loadCpuLlama(threads: number): Promise<Llama> {
+  return getLlama({
+    gpu: false,
+    build: 'never',
+    usePrebuiltBinaries: true,
+    skipDownload: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.error,
+    maxThreads: threads,
+  });
+}
+
 /** Builds a GGUF decision engine. Nothing is read from disk until load(). */
 export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   const temperature = options.temperature ?? 1;
@@ -252,17 +265,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
 
   async function open(): Promise<Loaded> {
     const ownsLlama = options.llama === undefined;
-    const llama =
-      options.llama ??
-      (await getLlama({
-        gpu: false,
-        build: 'never',
-        usePrebuiltBinaries: true,
-        skipDownload: true,
-        progressLogs: false,
-        logLevel: LlamaLogLevel.error,
-        maxThreads: threads,
-      }));
+    const llama = options.llama ?? (await loadCpuLlama(threads));
     try {
       const model = await llama.loadModel({ modelPath: options.modelPath });
       const sequences = await slotsFor(model);

@@ -1,6 +1,29 @@
 import { createMiddleware } from 'hono/factory';
 import type { UsageRecorder } from '../../domain/usage.ts';
-import type { AppEnv } from '../env.ts';
+import type { AppEnv, Metered } from '../env.ts';
+
+/** Appends one usage event: who made the request, on which route, how it ended, what it cost. */
+export function recordUsage(
+  usage: UsageRecorder,
+  who: { keyId: string; userId: string },
+  route: string,
+  status: number,
+  metered: Metered | undefined,
+  started: number,
+): void {
+  usage.record({
+    keyId: who.keyId,
+    userId: who.userId,
+    ts: Date.now(),
+    route,
+    model: metered?.model ?? '',
+    status,
+    questions: metered?.questions ?? 0,
+    inputTokens: metered?.inputTokens ?? 0,
+    outputTokens: metered?.outputTokens ?? 0,
+    latencyMs: Math.round(performance.now() - started),
+  });
+}
 
 /**
  * Appends one usage event per authenticated request, errors included, after the response is
@@ -13,20 +36,6 @@ export const usageMeter = (usage: UsageRecorder, route: string) =>
       await next();
     } finally {
       const owner = c.get('owner');
-      if (owner) {
-        const m = c.get('metered');
-        usage.record({
-          keyId: owner.keyId,
-          userId: owner.userId,
-          ts: Date.now(),
-          route,
-          model: m?.model ?? '',
-          status: c.res.status,
-          questions: m?.questions ?? 0,
-          inputTokens: m?.inputTokens ?? 0,
-          outputTokens: m?.outputTokens ?? 0,
-          latencyMs: Math.round(performance.now() - started),
-        });
-      }
+      if (owner) recordUsage(usage, owner, route, c.res.status, c.get('metered'), started);
     }
   });

@@ -4,6 +4,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { DecisionEngine } from '../../../engines/engine.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
+import { describeModel } from '../../v1/models/route.ts';
 
 const Metrics = z.object({
   n: z.number(),
@@ -11,7 +12,7 @@ const Metrics = z.object({
   brier: z.number().nullable(),
   ece: z.number().nullable(),
 });
-const Comparison = z.object({ model: Metrics, prior: Metrics.nullable(), uniform: Metrics.nullable() });
+export const Comparison = z.object({ model: Metrics, prior: Metrics.nullable(), uniform: Metrics.nullable() });
 
 export const ConsoleModel = z
   .object({
@@ -94,18 +95,6 @@ export function registerConsoleModel(
   let card: Promise<Awaited<ReturnType<typeof readModelCard>>> | undefined;
   app.openapi(consoleModelRoute, async (c) => {
     card ??= deps.modelCardDir ? readModelCard(deps.modelCardDir) : Promise.resolve(null);
-    const { engine } = deps;
-    return c.json(
-      {
-        name: 'brier-latest',
-        id: engine.info.id,
-        description: engine.info.description,
-        release_date: engine.info.releaseDate,
-        context_limit: engine.limits.contextTokens,
-        input_limit: engine.limits.inputTokens,
-        card: await card,
-      },
-      200,
-    );
+    return c.json({ ...describeModel(deps.engine), card: await card }, 200);
   });
 }

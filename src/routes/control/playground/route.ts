@@ -2,10 +2,11 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { DecisionService } from '../../../domain/decisions.ts';
 import { isDomainError } from '../../../domain/errors.ts';
 import type { UsageRecorder } from '../../../domain/usage.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import type { AppEnv, Metered } from '../../../http/env.ts';
 import { ERRORS, errorResponses } from '../../../http/errors.ts';
+import { recordUsage } from '../../../http/middleware/usage-meter.ts';
 import { SystemOneRequest, SystemOneResponse } from '../../v1/systemone/protocol.ts';
-import { decideBody, type Metered } from '../../v1/systemone/route.ts';
+import { decideBody } from '../../v1/systemone/route.ts';
 
 /** The usage identity of console playground calls: not an API key; counted in the account's totals. */
 export const PLAYGROUND_KEY_ID = 'playground';
@@ -38,30 +39,19 @@ export function registerPlayground(
     const account = c.get('account');
     const body = c.req.valid('json');
     let status = 500;
-    let metered: Metered = { model: '', questions: 0, inputTokens: 0, outputTokens: 0 };
+    let metered: Metered | undefined;
     try {
       const decided = await decideBody(deps.decisions, body, c.req.raw.signal);
-      const out = decided.out;
       metered = decided.metered;
       status = 200;
       const ms = performance.now() - started;
-      return c.json(out, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
+      return c.json(decided.out, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
     } catch (error) {
       status = isDomainError(error) ? ERRORS[error.code].status : 500;
       throw error;
     } finally {
-      deps.usage.record({
-        keyId: PLAYGROUND_KEY_ID,
-        userId: account.userId,
-        ts: Date.now(),
-        route: PLAYGROUND_PATH,
-        model: metered.model,
-        status,
-        questions: metered.questions,
-        inputTokens: metered.inputTokens,
-        outputTokens: metered.outputTokens,
-        latencyMs: Math.round(performance.now() - started),
-      });
+      const who = { keyId: PLAYGROUND_KEY_ID, userId: account.userId };
+      recordUsage(deps.usage, who, PLAYGROUND_PATH, status, metered, started);
     }
   });
 }

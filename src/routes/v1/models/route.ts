@@ -19,23 +19,21 @@ export const modelsRoute = createRoute({
   },
 });
 
+/**
+ * The served model as /v1/models and the console describe it. Read per request: an upstream engine
+ * learns its description and limits when it loads.
+ */
+export function describeModel(engine: DecisionEngine) {
+  return {
+    name: 'brier-latest',
+    id: engine.info.id,
+    description: engine.info.description,
+    release_date: engine.info.releaseDate,
+    context_limit: engine.limits.contextTokens,
+    input_limit: engine.limits.inputTokens,
+  };
+}
+
 export function registerModels(app: OpenAPIHono<AppEnv>, engine: DecisionEngine): void {
-  // Read per request: an upstream engine learns its description and limits when it loads.
-  app.openapi(modelsRoute, (c) =>
-    c.json(
-      {
-        models: [
-          {
-            name: 'brier-latest',
-            id: engine.info.id,
-            description: engine.info.description,
-            release_date: engine.info.releaseDate,
-            context_limit: engine.limits.contextTokens,
-            input_limit: engine.limits.inputTokens,
-          },
-        ],
-      },
-      200,
-    ),
-  );
+  app.openapi(modelsRoute, (c) => c.json({ models: [describeModel(engine)] }, 200));
 }

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { DecideOutput, DecisionService } from '../../../domain/decisions.ts';
 import type { Json } from '../../../domain/questions.ts';
 import type { WireQuestion, WireState } from '../../../domain/systemone.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import type { AppEnv, Metered } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { SystemOneRequest, SystemOneResponse } from './protocol.ts';
 
@@ -23,14 +23,6 @@ export const systemOneRoute = createRoute({
     ...errorResponses(400, 401, 403, 413, 422, 503),
   },
 });
-
-/** What a validated System One body costs, as the usage meter records it. */
-export interface Metered {
-  model: string;
-  questions: number;
-  inputTokens: number;
-  outputTokens: number;
-}
 
 /** Answers a validated body; shared by /v1/systemone and the console playground. */
 export async function decideBody(
