@@ -1,5 +1,17 @@
 /** The console's client for its own origin's control plane. The session travels in an HttpOnly cookie. */
-import type { WireAnswer } from '../../src/domain/systemone.ts';
+import type { z } from '@hono/zod-openapi';
+import type { AuthProviders as AuthProvidersSchema } from '../../src/routes/control/auth-providers/route.ts';
+import type { CreatedKey as CreatedKeySchema, KeyListing } from '../../src/routes/control/keys/protocol.ts';
+import type {
+  Comparison as ComparisonSchema,
+  ConsoleModel as ConsoleModelSchema,
+} from '../../src/routes/control/model/route.ts';
+import type {
+  UsageCounts as UsageCountsSchema,
+  UsageDay as UsageDaySchema,
+  UsageReport as UsageReportSchema,
+} from '../../src/routes/control/usage/protocol.ts';
+import type { SystemOneResponse as SystemOneResponseSchema } from '../../src/routes/v1/systemone/protocol.ts';
 
 export interface ApiErrorShape {
   status: number;
@@ -85,77 +97,20 @@ export async function getSession(): Promise<SessionUser | null> {
   return s?.user ?? null;
 }
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-}
+// Response types are the server's own zod schemas (type-only imports: no server code is bundled),
+// so the console cannot drift from what the API validates and documents.
+export type ApiKey = z.infer<typeof KeyListing>;
+export type CreatedKey = z.infer<typeof CreatedKeySchema>;
+export type UsageCounts = z.infer<typeof UsageCountsSchema>;
+export type UsageDay = z.infer<typeof UsageDaySchema>;
+export type UsageReport = z.infer<typeof UsageReportSchema>;
+export type ConsoleModel = z.infer<typeof ConsoleModelSchema>;
+export type Comparison = z.infer<typeof ComparisonSchema>;
+export type Metrics = Comparison['model'];
+export type AuthProviders = z.infer<typeof AuthProvidersSchema>;
+export type SystemOneResponse = z.infer<typeof SystemOneResponseSchema>;
 
-export interface CreatedKey extends ApiKey {
-  key: string;
-}
-
-export interface UsageCounts {
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  questions: number;
-  errors: number;
-}
-
-export interface UsageDay extends UsageCounts {
-  date: string;
-}
-
-export interface UsageReport {
-  window: { days: number; from: string; to: string };
-  totals: UsageCounts;
-  daily: UsageDay[];
-  keys: { id: string; name: string; prefix: string; revoked: boolean; totals: UsageCounts; daily: UsageDay[] }[];
-}
-
-export interface Metrics {
-  n: number;
-  accuracy: number | null;
-  brier: number | null;
-  ece: number | null;
-}
-
-export interface Comparison {
-  model: Metrics;
-  prior: Metrics | null;
-  uniform: Metrics | null;
-}
-
-export interface ConsoleModel {
-  name: string;
-  id: string;
-  description: string;
-  release_date: string;
-  context_limit: number;
-  input_limit: number;
-  card: {
-    title: string;
-    markdown: string;
-    evaluation: Record<string, { seen: Comparison | null; unseen: Comparison | null }>;
-  } | null;
-}
-
-export interface AuthProviders {
-  email_password: boolean;
-  providers: { id: string; name: string }[];
-}
-
-/** The wire answer, as the server's domain defines it (pure types, no server code). */
-export type { WireAnswer };
-
-export interface SystemOneResponse {
-  model: string;
-  answers: Record<string, WireAnswer>;
-  usage: { input_tokens: number; output_tokens: number };
-}
+export type WireAnswer = SystemOneResponse['answers'][string];
 
 /** Where links in emails land: the console's own pages. */
 export const consoleUrl = (path: string) => `${window.location.origin}/console${path}`;

@@ -97,30 +97,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (user: SessionUser) => 
         </Alert>
       ) : null}
       <form onSubmit={submit} noValidate>
-        <Field label="Email" error={errors.email}>
-          {(a) => (
-            <input
-              {...a}
-              type="email"
-              name="email"
-              autoComplete="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Password" error={errors.password}>
-          {(a) => (
-            <input
-              {...a}
-              type="password"
-              name="password"
-              autoComplete="current-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
+        <EmailField value={email} onChange={setEmail} error={errors.email} />
+        <PasswordField label="Password" value={password} onChange={setPassword} error={errors.password} />
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
@@ -176,34 +154,15 @@ export function SignUpPage() {
       <PageHeading title="Create your account" />
       {errors.form ? <Alert>{errors.form}</Alert> : null}
       <form onSubmit={submit} noValidate>
-        <Field label="Email" error={errors.email}>
-          {(a) => (
-            <input
-              {...a}
-              type="email"
-              name="email"
-              autoComplete="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+        <EmailField value={email} onChange={setEmail} error={errors.email} />
+        <PasswordField
+          isNew
           label="Password"
-          error={errors.password}
           hint="At least 10 characters, with at least 4 different ones; not your email."
-        >
-          {(a) => (
-            <input
-              {...a}
-              type="password"
-              name="new-password"
-              autoComplete="new-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
+          value={password}
+          onChange={setPassword}
+          error={errors.password}
+        />
         <button type="submit" disabled={busy}>
           {busy ? 'Creating…' : 'Create account'}
         </button>
@@ -316,18 +275,7 @@ export function ForgotPasswordPage() {
       ) : (
         <form onSubmit={submit} noValidate>
           {errors.form ? <Alert>{errors.form}</Alert> : null}
-          <Field label="Email" error={errors.email}>
-            {(a) => (
-              <input
-                {...a}
-                type="email"
-                name="email"
-                autoComplete="email"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
+          <EmailField value={email} onChange={setEmail} error={errors.email} />
           <button type="submit" disabled={busy}>
             {busy ? 'Sending…' : 'Send the reset link'}
           </button>
@@ -381,23 +329,61 @@ export function ResetPasswordPage() {
       ) : (
         <form onSubmit={submit} noValidate>
           {errors.form ? <Alert>{errors.form}</Alert> : null}
-          <Field label="New password" error={errors.password} hint="At least 10 characters.">
-            {(a) => (
-              <input
-                {...a}
-                type="password"
-                name="new-password"
-                autoComplete="new-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-              />
-            )}
-          </Field>
+          <PasswordField
+            isNew
+            label="New password"
+            hint="At least 10 characters."
+            value={password}
+            onChange={setPassword}
+            error={errors.password}
+          />
           <button type="submit" disabled={busy}>
             {busy ? 'Saving…' : 'Save the new password'}
           </button>
         </form>
       )}
     </AuthCard>
+  );
+}
+
+function EmailField(props: { value: string; onChange: (value: string) => void; error: string | undefined }) {
+  return (
+    <Field label="Email" error={props.error}>
+      {(a) => (
+        <input
+          {...a}
+          type="email"
+          name="email"
+          autoComplete="email"
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+/** A password input: the account's current password, or (isNew) a new one the browser may suggest. */
+function PasswordField(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  error: string | undefined;
+  hint?: string;
+  isNew?: boolean;
+}) {
+  return (
+    <Field label={props.label} error={props.error} hint={props.hint}>
+      {(a) => (
+        <input
+          {...a}
+          type="password"
+          name={props.isNew ? 'new-password' : 'password'}
+          autoComplete={props.isNew ? 'new-password' : 'current-password'}
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+        />
+      )}
+    </Field>
   );
 }

@@ -225,19 +225,13 @@ export function UsagePage() {
                       <th scope="row">
                         {k.name} <code>{k.prefix}…</code>
                       </th>
-                      <td>{formatNumber(k.totals.requests)}</td>
-                      <td>{formatNumber(k.totals.input_tokens)}</td>
-                      <td>{formatNumber(k.totals.output_tokens)}</td>
-                      <td>{formatNumber(k.totals.errors)}</td>
+                      <KeyCountCells counts={k.totals} />
                     </tr>
                   ))}
                   {keyTotals && keyTotals.requests > 0 ? (
                     <tr>
                       <th scope="row">Playground and revoked keys</th>
-                      <td>{formatNumber(keyTotals.requests)}</td>
-                      <td>{formatNumber(keyTotals.input_tokens)}</td>
-                      <td>{formatNumber(keyTotals.output_tokens)}</td>
-                      <td>{formatNumber(keyTotals.errors)}</td>
+                      <KeyCountCells counts={keyTotals} />
                     </tr>
                   ) : null}
                 </tbody>
@@ -274,5 +268,17 @@ export function UsagePage() {
         </>
       ) : null}
     </section>
+  );
+}
+
+/** The by-key table's cells for one row of counts. */
+function KeyCountCells({ counts }: { counts: UsageCounts }) {
+  return (
+    <>
+      <td>{formatNumber(counts.requests)}</td>
+      <td>{formatNumber(counts.input_tokens)}</td>
+      <td>{formatNumber(counts.output_tokens)}</td>
+      <td>{formatNumber(counts.errors)}</td>
+    </>
   );
 }
