@@ -13,14 +13,14 @@ import {
 import type { QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
-import { HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK } from './config.ts';
+import { CROSS_FIT_FOLDS, HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK } from './config.ts';
 import type { Example } from './data.ts';
 import type { LatencyReport } from './latency.ts';
 
 interface CardInput {
   outDir: string;
   scored: { task: string; type: QuestionType; p: number[]; target: number; family: string }[];
-  /** Held-out rows of training tasks, each half calibrated on the other half. */
+  /** Held-out rows of training tasks, each fold calibrated on the other folds. */
   seenCross: { task: string; type: QuestionType; p: number[]; target: number }[];
   lotoHeldOut: { task: string; type: QuestionType; p: number[]; target: number }[];
   caldecItems: { type: QuestionType; site: string; p: number[]; t: number[] }[];
@@ -201,8 +201,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     'an ECE near its floor cannot be told apart from perfect calibration at that sample size.',
     '',
     '### Held-out rows of the training tasks (in distribution)',
-    "The shipped head and betas; each task's (T, alpha) is fitted on its held-out rows, so these numbers are 2-fold",
-    'cross-fitted: each half of the held-out rows is calibrated on the other half.',
+    "The shipped head and betas; each task's (T, alpha) is fitted on its held-out rows, so these numbers are",
+    `${CROSS_FIT_FOLDS}-fold cross-fitted: each fold of the held-out rows is calibrated on the other folds.`,
     ...typeTable(seen),
     '',
     '### Held-out tasks, leave-tasks-out (the honest transfer number)',

@@ -2,7 +2,7 @@
  * `npm run train`: reproduces models/brier-lite from ../shared/data with a fixed seed.
  *
  * 1. Loads a seeded sample (<= 1,000 rows) of each labelled set; embeds every text once into
- *    .cache/brier-lite (resumable; the first run takes ~15 min on two cores, later runs seconds).
+ *    .cache/brier-lite (resumable; the first run takes ~15 min on two cores, later runs seconds; the whole run ~17 min warm).
  * 2. Stage A: trains the bilinear head on the permissively licensed sets (config.ts HEAD_TASKS,
  *    80% of their rows), plus leave-one-task-out and 4-fold refits for out-of-fold scores.
  * 3. Stage B: per type and family, beta and calibration (T, alpha): `seen` from out-of-fold rows of
@@ -48,7 +48,7 @@ import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
 import { loadCaldec } from './caldec.ts';
 import { writeCard } from './card.ts';
-import { FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, STAGE_A } from './config.ts';
+import { CROSS_FIT_FOLDS, FAMILIARITY, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, STAGE_A } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll } from './embed.ts';
 import { measureLatency } from './latency.ts';
@@ -153,12 +153,12 @@ for (const type of TYPES) {
       .filter((r) => r.task === task)
       .map((r) => ({ r, task, target: r.target, logits: combine(bilOf(r, final.weights), r.psi, seenBeta, r.x.k) }));
     tasksCal[task] = fitCalibration(items);
-    // reported numbers: 2-fold cross-fit, each half calibrated on the other
-    for (const half of [0, 1]) {
-      const c = fitCalibration(items.filter((it) => hash32(`half:${it.r.ex.id}`) % 2 !== half));
+    // reported numbers: K-fold cross-fit, each fold calibrated on the other folds
+    const foldOf = (id: string): number => hash32(`half:${id}`) % CROSS_FIT_FOLDS;
+    for (let fold = 0; fold < CROSS_FIT_FOLDS; fold++) {
+      const c = fitCalibration(items.filter((it) => foldOf(it.r.ex.id) !== fold));
       for (const it of items)
-        if (hash32(`half:${it.r.ex.id}`) % 2 === half)
-          seenCross.push({ task, type, p: calibrate(it.logits, c), target: it.target });
+        if (foldOf(it.r.ex.id) === fold) seenCross.push({ task, type, p: calibrate(it.logits, c), target: it.target });
     }
   }
   // unseen: leave-tasks-out over every set, Brier capped at the uniform answer's per task

@@ -5,7 +5,8 @@
  *   p = (1 - alpha) * softmax(logits / T) + alpha / k
  *
  * T and alpha depend on the question through a few descriptors d(q) (features.ts `descriptors`:
- * has a detected pair, spread of the option similarities, ln k), never on the logits:
+ * has a detected pair, spread, top-two margin and mean level of the state/option similarities,
+ * ln k), never on the logits:
  *
  *   ln T = t . d(q)        alpha = sigmoid(a . d(q))
  *
@@ -94,6 +95,13 @@ export function resolveCalibration(m: CalibrationModel, d: readonly number[]): C
   return { temperature, alpha };
 }
 
+/**
+ * Weight of a small ridge on the descriptor weights (not the intercepts) in the fit: a descriptor
+ * that no fitted item exercises (hasPair, when the only pair task is the one left out) keeps weight
+ * 0 instead of whatever grid value a joint move tried first, which left-out tasks then inherit.
+ */
+export const CALIBRATION_RIDGE = 1e-3;
+
 export interface CalibrationItem {
   logits: number[];
   target: number;
@@ -148,6 +156,9 @@ export function fitCalibrationModel(
       if (cap && (br.get(task) ?? 0) / n > cap(task) + 1e-9) return Number.POSITIVE_INFINITY;
       loss += (nll.get(task) ?? 0) / n / tasks.size;
     }
+    let ridge = 0;
+    for (let i = 1; i < dims; i++) ridge += (m.t[i] ?? 0) ** 2 + ((m.a[i] ?? 0) / 4) ** 2;
+    loss += CALIBRATION_RIDGE * ridge;
     return eceWeight > 0 ? loss + eceWeight * ece(pairs) : loss;
   };
   const start = (a0: number): CalibrationModel => ({
@@ -170,7 +181,8 @@ export function fitCalibrationModel(
       [-1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1, 1.5],
       [-0.6, -0.4, -0.25, -0.1, 0, 0.1, 0.25, 0.4, 0.6],
       [-0.5, -0.25, -0.1, 0, 0.1, 0.25, 0.5],
-      [-0.6, -0.4, -0.25, -0.1, 0, 0.1, 0.25, 0.4, 0.6],
+      [-1.5, -1.2, -1, -0.8, -0.6, -0.4, -0.25, -0.1, 0, 0.1, 0.25, 0.4, 0.6],
+      [-1, -0.6, -0.3, -0.15, 0, 0.15, 0.3, 0.6, 1],
     ],
     a: [
       [-8, -6, -4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8],
@@ -178,6 +190,7 @@ export function fitCalibrationModel(
       [-4, -3, -2, -1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
       [-2, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
       [-4, -3, -2, -1.5, -1, -0.5, -0.25, 0, 0.25, 0.5, 1],
+      [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4],
     ],
   };
   const tryModel = (m: CalibrationModel): boolean => {
@@ -191,16 +204,19 @@ export function fitCalibrationModel(
   };
   for (let sweep = 0; sweep < sweeps; sweep++) {
     let improved = false;
-    // joint moves of the intercept and one descriptor weight for alpha, so that the prior weight
-    // can drop for one kind of question while staying high for the others
-    for (let i = 1; i < dims; i++) {
-      const base = best;
-      for (const a0 of grids.a[0] ?? [0]) {
-        for (const ai of grids.a[i] ?? [0]) {
-          const m: CalibrationModel = { t: [...base.t], a: [...base.a] };
-          m.a[0] = a0;
-          m.a[i] = ai;
-          if (tryModel(m)) improved = true;
+    // joint moves of the intercept and one descriptor weight, for alpha (the prior weight can drop
+    // for one kind of question while staying high for the others) and for T (sharper for one kind
+    // of question, softer for the rest: neither move alone may improve the fit)
+    for (const which of ['a', 't'] as const) {
+      for (let i = 1; i < dims; i++) {
+        const base = best;
+        for (const v0 of grids[which][0] ?? [0]) {
+          for (const vi of grids[which][i] ?? [0]) {
+            const m: CalibrationModel = { t: [...base.t], a: [...base.a] };
+            m[which][0] = v0;
+            m[which][i] = vi;
+            if (tryModel(m)) improved = true;
+          }
         }
       }
     }

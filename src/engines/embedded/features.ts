@@ -114,22 +114,34 @@ export function scalarFeatures(x: QuestionInput): Float64Array {
 export { ZERO as ZERO_VECTOR };
 
 /** Names of the question-level descriptors the calibration reads (never the logits themselves). */
-export const DESCRIPTORS = ['1', 'hasPair', '10*sd(cos(s,o))', 'ln(k)', '10*(top1-top2 cos(s,o))'] as const;
+export const DESCRIPTORS = [
+  '1',
+  'hasPair',
+  '10*sd(cos(s,o))',
+  'ln(k)',
+  '10*(top1-top2 cos(s,o))',
+  '10*(mean cos(s,o) - 0.2)',
+] as const;
 
 /**
  * Question-level descriptors d(q) on which temperature and prior weight depend: how much a
  * question looks like one the encoder has signal for. They do not depend on the logits, so for a
- * given question the calibration map stays monotone in the logits.
+ * given question the calibration map stays monotone in the logits. The mean cosine tells options
+ * that all resemble the state (continuations, paraphrases: word overlap, not evidence) from
+ * options that name what the state may be about (topics, intents), whose cosines are low but
+ * informative where they differ.
  */
 export function descriptors(x: QuestionInput): number[] {
   let spread = 0;
   let margin = 0;
+  let level = 0;
   if (x.type !== 'noul') {
     const c = x.o.map((o) => (o ? dot(x.s, o) : 0));
     const mean = c.reduce((a, b) => a + b, 0) / Math.max(1, c.length);
     spread = 10 * Math.sqrt(c.reduce((a, b) => a + (b - mean) * (b - mean), 0) / Math.max(1, c.length));
     const sorted = [...c].sort((a, b) => b - a);
     margin = 10 * ((sorted[0] ?? 0) - (sorted[1] ?? 0));
+    level = 10 * (mean - 0.2);
   }
-  return [1, x.pairSim === null ? 0 : 1, spread, Math.log(Math.max(2, x.k)), margin];
+  return [1, x.pairSim === null ? 0 : 1, spread, Math.log(Math.max(2, x.k)), margin, level];
 }

@@ -134,6 +134,38 @@ describe('calibration map', () => {
     assert.ok(Math.abs(plain - 0.775) < 0.05, `NLL alone: ${plain}`);
     assert.ok(Math.abs(pooled - 0.915) < 0.02, `with the ECE weight: ${pooled}`);
   });
+
+  it('fits a temperature that depends on a descriptor: sharper for the questions it marks as informative', () => {
+    // Same logits, two kinds of question told apart only by a descriptor (1 or 2): one kind is
+    // right 97% of the time, the other 60%. Only ln T = t0 + t1 * d, moved together, serves both.
+    const items: CalibrationItem[] = [];
+    const add = (task: string, d: number, right: number, wrong: number) => {
+      for (let i = 0; i < right + wrong; i++)
+        items.push({ task, logits: [0, 1], target: i < right ? 1 : 0, d: [1, d] });
+    };
+    add('sure', 2, 485, 15);
+    add('unsure', 1, 300, 200);
+    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
+    const fit = fitCalibrationModel(items, 2, brier);
+    const confidence = (d: number) => calibrate([0, 1], resolveCalibration(fit, [1, d]))[1] ?? 0;
+    const temperature = (d: number) => resolveCalibration(fit, [1, d]).temperature;
+    assert.ok(temperature(2) < temperature(1) / 2, `T: ${temperature(2)} vs ${temperature(1)}`);
+    assert.ok(Math.abs(confidence(2) - 0.97) < 0.03, `sure: ${confidence(2)} (${JSON.stringify(fit)})`);
+    assert.ok(Math.abs(confidence(1) - 0.6) < 0.06, `unsure: ${confidence(1)} (${JSON.stringify(fit)})`);
+  });
+
+  it('leaves a descriptor that no fitted question has at weight 0', () => {
+    // The second descriptor is 0 everywhere (like hasPair when the one pair task is left out):
+    // any weight fits equally, and a question that has it must not inherit an arbitrary one.
+    const items: CalibrationItem[] = [];
+    for (let i = 0; i < 400; i++) items.push({ task: 't', logits: [0, 2], target: i % 5 === 0 ? 0 : 1, d: [1, 0] });
+    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
+    const fit = fitCalibrationModel(items, 2, brier);
+    assert.equal(fit.t[1], 0);
+    assert.equal(fit.a[1], 0);
+    const p = calibrate([0, 2], resolveCalibration(fit, [1, 0]))[1] ?? 0;
+    assert.ok(Math.abs(p - 0.8) < 0.03, `fitted where it has data: ${p}`);
+  });
 });
 
 describe('bilinear head math', () => {
