@@ -2,7 +2,8 @@
  * `npm run train`: reproduces models/brier-lite from ../shared/data with a fixed seed.
  *
  * 1. Loads a seeded sample (<= 1,000 rows) of each labelled set; embeds every text once into
- *    .cache/brier-lite (resumable; the first run takes ~15 min on two cores, later runs seconds; the whole run ~17 min warm).
+ *    .cache/brier-lite (resumable; the first run takes ~15 min on two cores, later runs seconds).
+ *    The whole run takes ~17 min with embeddings cached (mostly the calibration searches).
  * 2. Stage A: trains the bilinear head on the permissively licensed sets (config.ts HEAD_TASKS,
  *    80% of their rows), plus leave-one-task-out and 4-fold refits for out-of-fold scores.
  * 3. Stage B: per type and family, beta and calibration (T, alpha): `seen` from out-of-fold rows of
@@ -132,6 +133,8 @@ const calibration: CalibrationFile = {
   types: {} as CalibrationFile['types'],
 };
 const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
+// (the hash prefix is still `half:` from the 2-fold days: renaming it would reshuffle the folds)
+const crossFitFold = (id: string): number => hash32(`half:${id}`) % CROSS_FIT_FOLDS;
 const seenCross: { task: string; type: QuestionType; p: number[]; target: number }[] = [];
 const testRows = rows.filter((r) => r.ex.split === 'test');
 for (const type of TYPES) {
@@ -154,11 +157,11 @@ for (const type of TYPES) {
       .map((r) => ({ r, task, target: r.target, logits: combine(bilOf(r, final.weights), r.psi, seenBeta, r.x.k) }));
     tasksCal[task] = fitCalibration(items);
     // reported numbers: K-fold cross-fit, each fold calibrated on the other folds
-    const foldOf = (id: string): number => hash32(`half:${id}`) % CROSS_FIT_FOLDS;
     for (let fold = 0; fold < CROSS_FIT_FOLDS; fold++) {
-      const c = fitCalibration(items.filter((it) => foldOf(it.r.ex.id) !== fold));
+      const c = fitCalibration(items.filter((it) => crossFitFold(it.r.ex.id) !== fold));
       for (const it of items)
-        if (foldOf(it.r.ex.id) === fold) seenCross.push({ task, type, p: calibrate(it.logits, c), target: it.target });
+        if (crossFitFold(it.r.ex.id) === fold)
+          seenCross.push({ task, type, p: calibrate(it.logits, c), target: it.target });
     }
   }
   // unseen: leave-tasks-out over every set, Brier capped at the uniform answer's per task

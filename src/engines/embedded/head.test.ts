@@ -96,6 +96,8 @@ describe('head with the committed artifact', () => {
 });
 
 describe('calibration map', () => {
+  const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
+
   it('is monotone: raising one logit never lowers its probability nor reorders the others', () => {
     for (const temperature of [0.3, 1, 5, 20]) {
       for (const alpha of [0, 0.1, 0.5, 1]) {
@@ -126,7 +128,6 @@ describe('calibration map', () => {
     };
     add('big', 855, 45);
     add('small', 60, 40);
-    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
     const confidence = (fit: ReturnType<typeof fitCalibrationModel>) =>
       calibrate([0, 2], resolveCalibration(fit, [1]))[1] ?? 0;
     const plain = confidence(fitCalibrationModel(items, 1, brier));
@@ -145,7 +146,6 @@ describe('calibration map', () => {
     };
     add('sure', 2, 485, 15);
     add('unsure', 1, 300, 200);
-    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
     const fit = fitCalibrationModel(items, 2, brier);
     const confidence = (d: number) => calibrate([0, 1], resolveCalibration(fit, [1, d]))[1] ?? 0;
     const temperature = (d: number) => resolveCalibration(fit, [1, d]).temperature;
@@ -159,7 +159,6 @@ describe('calibration map', () => {
     // any weight fits equally, and a question that has it must not inherit an arbitrary one.
     const items: CalibrationItem[] = [];
     for (let i = 0; i < 400; i++) items.push({ task: 't', logits: [0, 2], target: i % 5 === 0 ? 0 : 1, d: [1, 0] });
-    const brier = (p: number[], target: number) => (1 - (p[target] ?? 0)) ** 2;
     const fit = fitCalibrationModel(items, 2, brier);
     assert.equal(fit.t[1], 0);
     assert.equal(fit.a[1], 0);
