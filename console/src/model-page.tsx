@@ -70,8 +70,8 @@ export function ModelPage() {
                 <div className="table-wrap">
                   <table>
                     <caption>
-                      Brier score (lower is better) against the majority prior and the uniform answer; “seen”: held-out
-                      rows of training tasks, “unseen”: tasks never trained on.
+                      Brier score (lower is better) against the majority prior and the uniform answer; “seen”: rows of
+                      training tasks, each scored by a head that did not train on it; “unseen”: tasks never trained on.
                     </caption>
                     <thead>
                       <tr>

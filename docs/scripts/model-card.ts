@@ -27,10 +27,21 @@ type ByType = Record<string, Block | undefined>;
 
 export interface Report {
   seen: ByType;
+  /** Every row of the training tasks, cross-validated with the fold heads (absent in older reports). */
+  seenAllRowsCrossValidated?: ByType;
   leaveTasksOut: ByType;
   heldOutTasksShipped: ByType;
   caldec: ByType;
-  perTask: Record<string, { role: string; licence: string; heldOutRows: Block | null; leaveTaskOut: Block }>;
+  perTask: Record<
+    string,
+    {
+      role: string;
+      licence: string;
+      heldOutRows: Block | null;
+      allRowsCrossValidated?: Block | null;
+      leaveTaskOut: Block;
+    }
+  >;
   latency?: LatencyReport;
   /** Reliability bins, when the training script writes them into the report (preferred over the card). */
   reliability?: Record<string, ReliabilityBin[]>;
@@ -190,9 +201,19 @@ export function renderCalibration(report: Report, card: string): string {
     '',
     metricsTable(report.leaveTasksOut, true),
     '',
-    '### Held-out rows of the training tasks (in distribution)',
+    ...(report.seenAllRowsCrossValidated
+      ? [
+          '### Training tasks, in distribution: every row, cross-validated',
+          '',
+          "Every row of the training sets scored by a head that did not train on it (the shipped head on the held-out 20%, fold heads on the rest), each task's temperature and mixing weight cross-fitted on rows its head did not see: how the model does on questions like its training tasks, on five times the rows of the next table.",
+          '',
+          metricsTable(report.seenAllRowsCrossValidated, true),
+          '',
+        ]
+      : []),
+    '### Held-out rows of the training tasks (the shipped head only)',
     '',
-    'Rows of the training sets that the head never saw (20% by id hash), calibration cross-fitted in two halves: how the model does on questions like its training tasks.',
+    'Rows of the training sets that the shipped head never saw (20% by id hash), calibration cross-fitted in five folds.',
     '',
     metricsTable(report.seen, true),
     '',
@@ -224,7 +245,12 @@ export function renderCalibration(report: Report, card: string): string {
       '',
     );
   }
-  out.push('### Per set', '', 'Leave-tasks-out on every set; training sets also on their held-out rows.', '');
+  out.push(
+    '### Per set',
+    '',
+    'Leave-tasks-out on every set; training sets also on their held-out rows and on every row, cross-validated.',
+    '',
+  );
   out.push(
     table(
       [
@@ -235,10 +261,12 @@ export function renderCalibration(report: Report, card: string): string {
         'Brier (model / uniform)',
         'ECE',
         'held-out rows: accuracy / Brier / ECE',
+        'every row, cross-validated: n / accuracy / ECE (chance floor)',
       ],
       Object.entries(report.perTask).map(([name, t]) => {
         const b = t.leaveTaskOut;
         const h = t.heldOutRows;
+        const a = t.allRowsCrossValidated;
         return [
           code(name),
           inline(t.role),
@@ -247,6 +275,7 @@ export function renderCalibration(report: Report, card: string): string {
           `${f(b.model.brier, 4)} / ${f(b.uniform.brier, 4)}`,
           f(b.model.ece),
           h ? `${f(h.model.accuracy)} / ${f(h.model.brier, 4)} / ${f(h.model.ece)}` : '-',
+          a ? `${a.model.n} / ${f(a.model.accuracy)} / ${f(a.model.ece)} (${f(a.eceFloor)})` : '-',
         ];
       }),
     ),

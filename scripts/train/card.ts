@@ -13,7 +13,7 @@ import {
 import type { QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
-import { CROSS_FIT_FOLDS, HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK } from './config.ts';
+import { CROSS_FIT_FOLDS, HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK, SEEN_FOLDS } from './config.ts';
 import type { Example } from './data.ts';
 import type { LatencyReport } from './latency.ts';
 
@@ -22,6 +22,8 @@ interface CardInput {
   scored: { task: string; type: QuestionType; p: number[]; target: number; family: string }[];
   /** Held-out rows of training tasks, each fold calibrated on the other folds. */
   seenCross: { task: string; type: QuestionType; p: number[]; target: number }[];
+  /** Every row of the training tasks: seenCross plus the training rows scored by fold heads, cross-fitted. */
+  seenCrossAll: { task: string; type: QuestionType; p: number[]; target: number }[];
   lotoHeldOut: { task: string; type: QuestionType; p: number[]; target: number }[];
   caldecItems: { type: QuestionType; site: string; p: number[]; t: number[] }[];
   calibration: CalibrationFile;
@@ -69,6 +71,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
   const perType = (items: typeof c.scored | typeof c.lotoHeldOut): Record<string, Block> =>
     Object.fromEntries(TYPES.map((t) => [t, block(items.filter((s) => s.type === t))]));
   const seen = perType(c.seenCross);
+  const seenAll = perType(c.seenCrossAll);
   const loto = perType(c.lotoHeldOut);
   const shipped = perType(heldTasksShipped);
   const tasks = [...new Set(c.examples.map((e) => e.task))].sort();
@@ -81,6 +84,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
           role: head ? 'head training (80%) / held-out rows (20%)' : 'held out of head training',
           licence: LICENCES[t] ?? '?',
           heldOutRows: head ? block(c.seenCross.filter((s) => s.task === t)) : null,
+          allRowsCrossValidated: head ? block(c.seenCrossAll.filter((s) => s.task === t)) : null,
           shipped: head ? null : block(heldTasksShipped.filter((s) => s.task === t)),
           leaveTaskOut: block(c.lotoHeldOut.filter((s) => s.task === t)),
         },
@@ -160,6 +164,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '  answers are invariant to option order; score answers are quadratic in the level (unimodal, ordinal).',
     '- **Calibration** (`calibration.ts`): `p = (1 - alpha) softmax(logit / T) + alpha / k` per question type and family.',
     `  Family \`seen\` = same type, same option count and instruction cosine >= ${c.calibration.familiarity} with a training task;`,
+    "  such a question gets that task's own (T, alpha), fitted by NLL on the rows of it the head never saw (a coarse grid,",
+    '  then steps of 5% in T and 0.01 in alpha), and the uniform answer unless the fit beats it by more than 2 nats (AIC);',
     '  everything else is `unseen`, whose betas and (t, a) are fitted leave-tasks-out on all 25 sets (training sets',
     '  scored by heads refit without them), keeping the Brier of every set the head never saw at or below the',
     "  uniform answer's (the training sets, refit without themselves, shape the fit through the likelihood only).",
@@ -200,9 +206,17 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     'calibrated model with the same confidences and n (outcomes drawn with P(correct) = confidence, 200 seeded draws);',
     'an ECE near its floor cannot be told apart from perfect calibration at that sample size.',
     '',
-    '### Held-out rows of the training tasks (in distribution)',
-    "The shipped head and betas; each task's (T, alpha) is fitted on its held-out rows, so these numbers are",
-    `${CROSS_FIT_FOLDS}-fold cross-fitted: each fold of the held-out rows is calibrated on the other folds.`,
+    '### Training tasks, in distribution: every row, cross-validated',
+    `Every row of the training tasks is scored by a head that did not train on it: the held-out 20% by the shipped head,`,
+    `the other 80% by the ${SEEN_FOLDS} stage A fold heads (each trained on the other folds, with betas refit without the fold).`,
+    `Each task's (T, alpha) is fitted, as the shipped one is, on rows its head did not see, and ${CROSS_FIT_FOLDS}-fold cross-fitted:`,
+    'each fifth of those rows is calibrated on the other four fifths. The fold heads learn from 60% of the rows, the',
+    'shipped head from 80%: these numbers estimate the training procedure, on five times the rows of the next table.',
+    ...typeTable(seenAll),
+    '',
+    '### Held-out rows of the training tasks (the shipped head only)',
+    "The shipped head and betas on the 20% of rows it never saw; each task's (T, alpha) is fitted on these rows, so",
+    `these numbers are ${CROSS_FIT_FOLDS}-fold cross-fitted: each fold of the held-out rows is calibrated on the other folds.`,
     ...typeTable(seen),
     '',
     '### Held-out tasks, leave-tasks-out (the honest transfer number)',
@@ -215,16 +229,17 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     'Same rows, the shipped artifact: head never saw these sets, but its `unseen` calibration was fitted on them.',
     ...typeTable(shipped),
     '',
-    '### Per set (leave-tasks-out; the shipped model on held-out sets; training sets on their held-out rows)',
-    '| set | type | n | acc (model / prior) | Brier (model / uniform) | ECE | shipped: Brier / ECE | held-out rows: acc / Brier / ECE |',
-    '|---|---|---|---|---|---|---|---|',
+    '### Per set (leave-tasks-out; the shipped model on held-out sets; training sets on their held-out rows and cross-validated)',
+    '| set | type | n | acc (model / prior) | Brier (model / uniform) | ECE | shipped: Brier / ECE | held-out rows: acc / Brier / ECE | every row, cross-validated: n / acc / Brier / ECE (floor) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...tasks.map((t) => {
       const p = perTask[t];
       const b = p?.leaveTaskOut;
       const h = p?.heldOutRows;
+      const a = p?.allRowsCrossValidated;
       const sh = p?.shipped;
       const type = c.examples.find((e) => e.task === t)?.request.questions[0]?.type ?? '?';
-      return `| ${t} | ${type} | ${b?.model.n ?? 0} | ${f(b?.model.accuracy ?? 0)} / ${f(b?.prior.accuracy ?? 0)} | ${f(b?.model.brier ?? 0, 4)} / ${f(b?.uniform.brier ?? 0, 4)} | ${f(b?.model.ece ?? 0)} | ${sh ? `${f(sh.model.brier, 4)} / ${f(sh.model.ece)}` : '-'} | ${h ? `${f(h.model.accuracy)} / ${f(h.model.brier, 4)} / ${f(h.model.ece)}` : '-'} |`;
+      return `| ${t} | ${type} | ${b?.model.n ?? 0} | ${f(b?.model.accuracy ?? 0)} / ${f(b?.prior.accuracy ?? 0)} | ${f(b?.model.brier ?? 0, 4)} / ${f(b?.uniform.brier ?? 0, 4)} | ${f(b?.model.ece ?? 0)} | ${sh ? `${f(sh.model.brier, 4)} / ${f(sh.model.ece)}` : '-'} | ${h ? `${f(h.model.accuracy)} / ${f(h.model.brier, 4)} / ${f(h.model.ece)}` : '-'} | ${a ? `${a.model.n} / ${f(a.model.accuracy)} / ${f(a.model.brier, 4)} / ${f(a.model.ece)} (${f(a.eceFloor)})` : '-'} |`;
     }),
     '',
     '### Out of distribution: CalDec validation (assistant decisions, soft targets from a teacher model)',
@@ -241,8 +256,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '### Held-out tasks (leave-tasks-out), all types',
     ...diagram(c.lotoHeldOut),
     '',
-    '### Held-out rows of the training tasks (cross-fitted), all types',
-    ...diagram(c.seenCross),
+    '### Training tasks, every row cross-validated, all types',
+    ...diagram(c.seenCrossAll),
     '',
     '## Latency',
     ...(c.latency
@@ -290,5 +305,14 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '',
   ];
   writeFileSync(join(c.outDir, 'MODEL_CARD.md'), md.join('\n'));
-  return { seen, leaveTasksOut: loto, heldOutTasksShipped: shipped, perTask, caldec, familyCheck, latency: c.latency };
+  return {
+    seen,
+    seenAllRowsCrossValidated: seenAll,
+    leaveTasksOut: loto,
+    heldOutTasksShipped: shipped,
+    perTask,
+    caldec,
+    familyCheck,
+    latency: c.latency,
+  };
 }

@@ -175,6 +175,10 @@ describe('documentation site', () => {
     assert.ok(lto);
     assert.ok(html.includes(`${lto.model.accuracy.toFixed(3)} / ${lto.prior?.accuracy.toFixed(3)}`));
     assert.ok(html.includes(lto.model.ece.toFixed(3)));
+    // in distribution: every row of the training tasks, cross-validated, with its chance floor
+    const seen = report.seenAllRowsCrossValidated?.choice;
+    assert.ok(seen);
+    assert.ok(html.includes(`${seen.model.ece.toFixed(3)} (${seen.eceFloor?.toFixed(3)})`));
     const card = fs.readFileSync(path.join(ROOT, 'models', 'brier-lite', 'MODEL_CARD.md'), 'utf8');
     const diagrams = parseCardDiagrams(card);
     assert.equal(diagrams.length, 2);

@@ -2,11 +2,18 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type CalibrationItem, calibrate, fitCalibrationModel, resolveCalibration } from './calibration.ts';
+import { mulberry32 } from '../../lib/seeded.ts';
+import {
+  type CalibrationItem,
+  calibrate,
+  fitCalibration,
+  fitCalibrationModel,
+  resolveCalibration,
+} from './calibration.ts';
 import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from './features.ts';
 import { goldenInputs, seededUnitVector } from './golden.ts';
 import { bilinearBackward, bilinearForward, emptyBilinear } from './head.ts';
-import { DEFAULT_MODEL_DIR } from './index.ts';
+import { DEFAULT_MODEL_DIR, EMBEDDED_MODEL_ID } from './index.ts';
 import { loadModel, predict } from './model.ts';
 
 const model = loadModel(DEFAULT_MODEL_DIR);
@@ -68,6 +75,8 @@ describe('head with the committed artifact', () => {
     assert.ok(existsSync(goldenPath));
     const golden = JSON.parse(readFileSync(goldenPath, 'utf8')) as { modelId: string; probabilities: number[][] };
     assert.equal(golden.modelId, model.id);
+    // the id the engine reports is the committed artifact's: a retrain bumps both together
+    assert.equal(model.id, EMBEDDED_MODEL_ID);
     const again = loadModel(DEFAULT_MODEL_DIR);
     goldenInputs().forEach((x, c) => {
       const p = predict(x, again).probabilities;
@@ -152,6 +161,32 @@ describe('calibration map', () => {
     assert.ok(temperature(2) < temperature(1) / 2, `T: ${temperature(2)} vs ${temperature(1)}`);
     assert.ok(Math.abs(confidence(2) - 0.97) < 0.03, `sure: ${confidence(2)} (${JSON.stringify(fit)})`);
     assert.ok(Math.abs(confidence(1) - 0.6) < 0.06, `unsure: ${confidence(1)} (${JSON.stringify(fit)})`);
+  });
+
+  /** Rows whose labels are drawn from calibrate(logits, truth): `n` rows of `k` random logits. */
+  function drawn(n: number, k: number, truth: { temperature: number; alpha: number }, seed: number) {
+    const rand = mulberry32(seed);
+    return Array.from({ length: n }, () => {
+      const logits = Array.from({ length: k }, () => 3 * rand());
+      const p = calibrate(logits, truth);
+      let u = rand();
+      let target = 0;
+      while (target < k - 1 && u >= (p[target] ?? 0)) u -= p[target++] ?? 0;
+      return { task: 't', logits, target };
+    });
+  }
+
+  it('fits a per-task temperature between the points of the coarse grid', () => {
+    // 0.6 lies between the coarse grid's 0.5 and 0.7: only the fine search lands within 5%.
+    const fit = fitCalibration(drawn(4000, 4, { temperature: 0.6, alpha: 0 }, 11));
+    assert.ok(Math.abs(fit.temperature / 0.6 - 1) < 0.05, JSON.stringify(fit));
+    assert.ok(fit.alpha <= 0.03, JSON.stringify(fit));
+  });
+
+  it('keeps the uniform answer for logits with no signal (a fit must beat it by more than noise)', () => {
+    // Labels drawn uniformly: any (T, alpha) that beats the uniform answer on these rows fits noise.
+    const fit = fitCalibration(drawn(150, 4, { temperature: 1, alpha: 1 }, 5));
+    assert.deepEqual(fit, { temperature: 1, alpha: 1 });
   });
 
   it('leaves a descriptor that no fitted question has at weight 0', () => {

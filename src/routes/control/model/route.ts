@@ -77,7 +77,8 @@ export async function readModelCard(dir: string) {
   > = {};
   try {
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as Record<string, unknown>;
-    const seen = (report.seen ?? {}) as Record<string, unknown>;
+    // in distribution: every row of the training tasks, cross-validated (older reports: the held-out 20%)
+    const seen = (report.seenAllRowsCrossValidated ?? report.seen ?? {}) as Record<string, unknown>;
     const unseen = (report.heldOutTasksShipped ?? report.leaveTasksOut ?? {}) as Record<string, unknown>;
     for (const type of ['noul', 'choice', 'score']) {
       evaluation[type] = { seen: comparison(seen[type]), unseen: comparison(unseen[type]) };
