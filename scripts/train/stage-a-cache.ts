@@ -1,7 +1,8 @@
 /**
  * Runs the Stage A fits (final, leave-one-training-task-out, 4-fold) and keeps their results in
- * .cache/brier-lite, keyed by everything that determines them, so that re-running `npm run train`
- * after a calibration change takes seconds. The fits are deterministic, so the cache only saves time.
+ * .cache/brier-lite, keyed by everything that determines them (configuration, rows and a fingerprint
+ * of their embeddings), so that re-running `npm run train` after a calibration change takes seconds.
+ * The fits are deterministic, so the cache only saves time.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -64,6 +65,8 @@ export function runStageA(
       head: [...HEAD_TASKS].sort(),
       n: rows.length,
       ids: headTrain.map((r) => r.ex.id).join('|'),
+      // the inputs themselves: a change of embeddings (encoder window, chunking) refits
+      inputs: hash32(rows.map((r) => Array.from(r.x.s.subarray(0, 4), (v) => v.toFixed(5)).join(',')).join('|')),
     }),
   );
   const path = join(REPO_ROOT, '.cache', 'brier-lite', `stage-a-${key.toString(16)}.json`);

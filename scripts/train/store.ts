@@ -1,6 +1,7 @@
 /** Embeddings cached on disk under .cache/brier-lite (git-ignored): texts.jsonl + vectors.f32, same order. */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { REPO_ROOT } from './data.ts';
 
@@ -11,7 +12,7 @@ export interface DiskStore {
   size(): number;
 }
 
-export function openDiskStore(name = 'embeddings-w256', readOnly = false): DiskStore {
+export function openDiskStore(name = `embeddings-w${ENCODER_WINDOW}`, readOnly = false): DiskStore {
   const dir = join(REPO_ROOT, '.cache', 'brier-lite');
   mkdirSync(dir, { recursive: true });
   const textsPath = join(dir, `${name}.texts.jsonl`);

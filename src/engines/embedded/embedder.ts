@@ -3,8 +3,14 @@ import type { EngineMetrics } from '../engine.ts';
 import { EMBEDDING_DIM, type TextEncoder512 } from './pool.ts';
 import { chunkText, type EncoderTokenizer } from './tokenizer.ts';
 
-/** Texts longer than this many encoder tokens are embedded in windows and pooled (see chunkText). */
-export const ENCODER_WINDOW = 256;
+/**
+ * Texts longer than this many encoder tokens are embedded in windows and pooled (see chunkText).
+ * USE-lite reads about the first 129 tokens of a text and silently ignores the rest (measured:
+ * text appended after 129 tokens leaves the vector unchanged; real-encoder.test.ts checks that the
+ * last token of a full window still moves it). 120 leaves a margin for the token count of a window
+ * (the sum of its pieces' counts) differing from the encoder's own by a token or two.
+ */
+export const ENCODER_WINDOW = 120;
 
 export interface Embedder {
   /** Unit vectors for the distinct non-empty texts given (empty texts are absent from the map). */

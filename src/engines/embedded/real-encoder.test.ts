@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine } from '../engine.ts';
+import { ENCODER_WINDOW } from './embedder.ts';
 import { createEmbeddedEngine } from './index.ts';
+import { createEncoderPool } from './pool.ts';
+import { createEncoderTokenizer } from './tokenizer.ts';
 
 /** The shipped model end to end: USE-lite in two worker threads + the committed artifact. */
 describe('embedded engine with the real encoder', () => {
@@ -58,7 +61,30 @@ describe('embedded engine with the real encoder', () => {
     assert.deepEqual(again.probabilities, a.probabilities);
   });
 
-  it('embeds a long state without truncating it (two 256-token windows or more)', async () => {
+  it('reads every token of a full window: the encoder itself truncates past ~129 tokens', async () => {
+    // The embedder never hands the encoder more than ENCODER_WINDOW tokens; this checks the encoder
+    // still reads the last of them (with a 256-token window it did not: the vector ignored the end).
+    const pool = createEncoderPool({ threads: 1 });
+    try {
+      const tokenizer = createEncoderTokenizer();
+      const words = 'customer refund order arrived late damaged support replied slowly parcel'.split(' ');
+      let text = '';
+      for (let i = 0; tokenizer.count(`${text}${words[i % words.length]} weather`) <= ENCODER_WINDOW; i++)
+        text += `${words[i % words.length]} `;
+      const a = `${text}weather`;
+      const b = `${text}physics`;
+      const n = tokenizer.count(a);
+      assert.ok(n <= ENCODER_WINDOW && n >= ENCODER_WINDOW - 2, `${n} tokens`);
+      const [va, vb] = await pool.embed([a, b]);
+      assert.ok(va && vb);
+      const cos = va.reduce((s, v, i) => s + v * (vb[i] ?? 0), 0);
+      assert.ok(cos < 0.9999, `the last token changed nothing (cos ${cos})`);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('embeds a long state without truncating it (several windows)', async () => {
     const text = Array.from(
       { length: 60 },
       (_, i) => `Paragraph ${i}: the shipment was delayed again at the port.`,

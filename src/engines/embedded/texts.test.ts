@@ -132,4 +132,15 @@ describe('chunking long texts', () => {
     for (const c of chunks) assert.ok(tokenizer.count(c) <= 64, `chunk of ${tokenizer.count(c)} tokens`);
     assert.deepEqual(chunkText('short text', tokenizer.count, 64), ['short text']);
   });
+
+  it('balances the windows: an even number of about the same size, no short tail', () => {
+    const text = Array.from({ length: 30 }, (_, i) => `Sentence number ${i} talks about topic ${i % 7}.`).join(' ');
+    const total = tokenizer.count(text);
+    const chunks = chunkText(text, tokenizer.count, 64);
+    assert.equal(chunks.join(''), text);
+    assert.equal(chunks.length, Math.ceil(Math.ceil(total / 64) / 2) * 2, `${total} tokens`);
+    const sizes = chunks.map((c) => tokenizer.count(c));
+    assert.ok(Math.max(...sizes) <= 64);
+    assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 12, `sizes ${sizes.join(', ')}`);
+  });
 });

@@ -96,17 +96,25 @@ export function createReferenceTokenizer(): (text: string) => number[] {
  * Splits a text into consecutive pieces of at most `window` tokens, at line, then sentence, then
  * word boundaries. Every character of the input lands in exactly one piece (nothing is dropped);
  * a single word longer than the window is cut by characters. Returns `[text]` when it fits.
+ * Pieces are balanced: as few as fit, rounded up to an even number (the two encoder workers take
+ * one half each), each about the same size, so no piece is a short tail and neither worker waits.
+ * A fixed function of the text: the same text gives the same pieces on every machine.
  */
 export function chunkText(text: string, count: (t: string) => number, window: number): string[] {
   if (text.length + 1 <= window || count(text) <= window) return [text];
-  const units = splitUnits(text, count, window);
+  const units = splitUnits(text, count, window).map((unit) => ({ unit, n: count(unit) }));
+  const total = units.reduce((a, u) => a + u.n, 0);
+  const pieces = Math.ceil(Math.ceil(total / window) / 2) * 2;
   const chunks: string[] = [];
   let current = '';
   let currentTokens = 0;
-  for (const unit of units) {
-    const n = count(unit);
-    if (current && currentTokens + n > window) {
+  let done = 0;
+  for (const { unit, n } of units) {
+    // close the piece once it reaches its share of what is left, or when the unit would overflow it
+    const share = (total - done) / Math.max(1, pieces - chunks.length);
+    if (current && (currentTokens + n / 2 > share || currentTokens + n > window)) {
       chunks.push(current);
+      done += currentTokens;
       current = '';
       currentTokens = 0;
     }
