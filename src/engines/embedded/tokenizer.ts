@@ -96,8 +96,9 @@ export function createReferenceTokenizer(): (text: string) => number[] {
  * Splits a text into consecutive pieces of at most `window` tokens, at line, then sentence, then
  * word boundaries. Every character of the input lands in exactly one piece (nothing is dropped);
  * a single word longer than the window is cut by characters. Returns `[text]` when it fits.
- * Pieces are balanced: as few as fit, rounded up to an even number (the two encoder workers take
- * one half each), each about the same size, so no piece is a short tail and neither worker waits.
+ * Pieces are balanced: it aims at as few as fit, rounded up to an even number (the two encoder
+ * workers take one half each), each about the same size, so that no piece is a short tail and
+ * neither worker waits (more pieces when lines or sentences are too coarse to pack that way).
  * A fixed function of the text: the same text gives the same pieces on every machine.
  */
 export function chunkText(text: string, count: (t: string) => number, window: number): string[] {
