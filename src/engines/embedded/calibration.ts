@@ -65,8 +65,9 @@ export function fitCalibration(
     return loss;
   };
   const uniform: CalibrationParams = { temperature: 1, alpha: 1 };
+  const uniformLoss = lossOf(uniform);
   let best = uniform;
-  let bestLoss = lossOf(uniform);
+  let bestLoss = uniformLoss;
   const search = (temps: readonly number[], alphas: readonly number[]): void => {
     for (const temperature of temps)
       for (const alpha of alphas) {
@@ -91,7 +92,6 @@ export function fitCalibration(
       steps.map((j) => round(a0 + 0.01 * j, 2)).filter((a) => a >= 0),
     );
   }
-  const uniformLoss = lossOf(uniform);
   const rows = items.length / Math.max(1, tasks.size);
   return best !== uniform && (uniformLoss - bestLoss) * rows > 2 ? best : uniform;
 }

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine } from '../engine.ts';
 import { ENCODER_WINDOW } from './embedder.ts';
+import { dot } from './features.ts';
 import { createEmbeddedEngine } from './index.ts';
 import { createEncoderPool } from './pool.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
@@ -77,7 +78,7 @@ describe('embedded engine with the real encoder', () => {
       assert.ok(n <= ENCODER_WINDOW && n >= ENCODER_WINDOW - 2, `${n} tokens`);
       const [va, vb] = await pool.embed([a, b]);
       assert.ok(va && vb);
-      const cos = va.reduce((s, v, i) => s + v * (vb[i] ?? 0), 0);
+      const cos = dot(va, vb);
       assert.ok(cos < 0.9999, `the last token changed nothing (cos ${cos})`);
     } finally {
       await pool.close();
