@@ -13,6 +13,7 @@ const Env = z.object({
     .optional(),
   BRIER_MODEL: z.string().min(1).optional(),
   BRIER_UPSTREAM_API_KEY: z.string().min(1).optional(),
+  BRIER_UPSTREAM_MODEL: z.string().min(1).optional(),
   BRIER_MODEL_TEMPERATURE: z.coerce.number().positive().default(1),
   BRIER_CONTEXT_SIZE: z.coerce.number().int().min(256).default(4096),
   BRIER_THREADS: z.coerce.number().int().min(1).default(2),
@@ -66,8 +67,13 @@ export interface Config {
   dataDir: string;
   databaseUrl: string;
   model: string | undefined;
-  /** Bearer key for an upstream System One server (BRIER_MODEL=http(s)://...). */
+  /** Bearer key for an upstream server (BRIER_MODEL=http(s)://... or openai+http(s)://...). */
   upstreamApiKey: string | undefined;
+  /**
+   * The model to ask an upstream server for: openai+ engines default to the first id of its
+   * GET /v1/models, System One upstreams to their latest alias.
+   */
+  upstreamModel: string | undefined;
   modelTemperature: number;
   contextSize: number;
   threads: number;
@@ -135,6 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL ?? `file:${path.join(dataDir, 'brier.db')}`,
     model: e.BRIER_MODEL,
     upstreamApiKey: e.BRIER_UPSTREAM_API_KEY,
+    upstreamModel: e.BRIER_UPSTREAM_MODEL,
     modelTemperature: e.BRIER_MODEL_TEMPERATURE,
     contextSize: e.BRIER_CONTEXT_SIZE,
     threads: e.BRIER_THREADS,

@@ -34,10 +34,6 @@ export const EXTRA_ENV: Record<string, [string, string]> = {
     'unset',
     '`redis://` or `rediss://` URL of the Redis that holds rate-limit counters with `RATE_LIMIT_STORE=redis`',
   ],
-  BRIER_UPSTREAM_API_KEY: [
-    'unset',
-    'bearer key sent to an upstream System One server when `BRIER_MODEL` is its `http(s)://` base URL',
-  ],
 };
 
 export interface EnvVar {

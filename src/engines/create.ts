@@ -34,7 +34,21 @@ export async function createEngine(config: Config): Promise<DecisionEngine> {
     }
     case 'upstream': {
       const { createUpstreamEngine } = await import('./upstream/system-one.ts');
-      return createUpstreamEngine({ baseUrl: spec.baseUrl, apiKey: config.upstreamApiKey });
+      return createUpstreamEngine({
+        baseUrl: spec.baseUrl,
+        apiKey: config.upstreamApiKey,
+        model: config.upstreamModel,
+      });
+    }
+    case 'openai': {
+      const { createOpenAiCompletionsEngine } = await import('./upstream/openai-completions.ts');
+      return createOpenAiCompletionsEngine({
+        baseUrl: spec.baseUrl,
+        apiKey: config.upstreamApiKey,
+        model: config.upstreamModel,
+        temperature: config.modelTemperature,
+        parallelism: config.engineParallelism,
+      });
     }
   }
 }

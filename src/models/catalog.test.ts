@@ -129,6 +129,20 @@ describe('resolveModelSpec', () => {
     assert.throws(() => resolveModelSpec('https://x.example/?key=1', modelsDir), /no query/);
   });
 
+  it('treats openai+http(s):// as an OpenAI-compatible completions server, by its base URL without /v1', () => {
+    assert.deepEqual(resolveModelSpec('openai+http://10.0.0.5:8000/', modelsDir), {
+      kind: 'openai',
+      baseUrl: 'http://10.0.0.5:8000',
+    });
+    assert.deepEqual(resolveModelSpec('OPENAI+https://llm.example.com/vllm', modelsDir), {
+      kind: 'openai',
+      baseUrl: 'https://llm.example.com/vllm',
+    });
+    assert.throws(() => resolveModelSpec('openai+http://10.0.0.5:8000/v1', modelsDir), /without \/v1/);
+    assert.throws(() => resolveModelSpec('openai+https://x.example/?key=1', modelsDir), /no query/);
+    assert.throws(() => resolveModelSpec('openai+http://', modelsDir), /not a valid URL/);
+  });
+
   it('rejects anything else, listing the catalog names', () => {
     assert.throws(
       () => resolveModelSpec('gpt-4', modelsDir),
@@ -154,5 +168,7 @@ describe('describeModelSpec', () => {
     assert.match(custom.description, /not from the Brier catalog/);
     const upstream = describeModelSpec({ kind: 'upstream', baseUrl: 'https://api.example.com/v1' });
     assert.match(upstream.description, /api\.example\.com/);
+    const openai = describeModelSpec({ kind: 'openai', baseUrl: 'http://10.0.0.5:8000' });
+    assert.match(openai.description, /OpenAI-compatible completions server at 10\.0\.0\.5:8000/);
   });
 });

@@ -197,7 +197,9 @@ export type ModelSpec =
   /** `entry` is set when the file came from the catalog (its description then names the model). */
   | { kind: 'gguf'; path: string; entry?: GgufCatalogEntry }
   /** Another System One server (e.g. a hosted Jev endpoint or another Brier), by base URL. */
-  | { kind: 'upstream'; baseUrl: string };
+  | { kind: 'upstream'; baseUrl: string }
+  /** An OpenAI-compatible completions server with log-probabilities (vLLM, SGLang, llama.cpp server), by base URL. */
+  | { kind: 'openai'; baseUrl: string };
 
 /**
  * Maps a `BRIER_MODEL` value to what to load:
@@ -205,6 +207,8 @@ export type ModelSpec =
  * - a catalog name: that GGUF under `modelsDir` (throws, naming the pull command, when not downloaded);
  * - a path ending in `.gguf`: that file, resolved against the working directory (throws when missing);
  * - an `http://` or `https://` URL: an upstream System One server at that base URL;
+ * - `openai+http://` or `openai+https://` and a base URL without /v1: an OpenAI-compatible completions
+ *   server (vLLM, SGLang, llama.cpp server) at that base URL;
  * - anything else: throws, listing the catalog names.
  * Checks presence only: content is verified by `models pull`, and loading a bad file fails in the engine.
  */
@@ -238,17 +242,19 @@ export function resolveModelSpec(
     );
   }
 
+  const openai = /^openai\+(https?:\/\/.*)$/i.exec(raw);
+  if (openai) {
+    const baseUrl = upstreamBaseUrl(raw, openai[1] ?? '', 'an OpenAI-compatible completions server');
+    if (/\/v1$/i.test(baseUrl)) {
+      throw new Error(
+        `BRIER_MODEL=${raw}: give the server's base URL without /v1 (Brier adds /v1/models and /v1/completions)`,
+      );
+    }
+    return { kind: 'openai', baseUrl };
+  }
+
   if (/^https?:\/\//i.test(raw)) {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new Error(`BRIER_MODEL=${raw}: not a valid URL for an upstream System One server`);
-    }
-    if (url.search !== '' || url.hash !== '') {
-      throw new Error(`BRIER_MODEL=${raw}: an upstream base URL takes no query or fragment`);
-    }
-    return { kind: 'upstream', baseUrl: url.href.replace(/\/+$/, '') };
+    return { kind: 'upstream', baseUrl: upstreamBaseUrl(raw, raw, 'an upstream System One server') };
   }
 
   if (raw.toLowerCase().endsWith('.gguf')) {
@@ -261,9 +267,24 @@ export function resolveModelSpec(
 
   throw new Error(
     `BRIER_MODEL=${raw} is not a known model. Use one of: ${catalogNames(catalog).join(', ')}; ` +
-      'or a path to a .gguf file; or the http(s):// base URL of an upstream System One server. ' +
+      'or a path to a .gguf file; or the http(s):// base URL of an upstream System One server; ' +
+      'or openai+http(s):// and the base URL of an OpenAI-compatible completions server. ' +
       'See `npm run brier -- models list`.',
   );
+}
+
+/** An upstream base URL without a trailing slash; throws, naming `what`, on a bad URL, query or fragment. */
+function upstreamBaseUrl(raw: string, value: string, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`BRIER_MODEL=${raw}: not a valid URL for ${what}`);
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new Error(`BRIER_MODEL=${raw}: an upstream base URL takes no query or fragment`);
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 /**
@@ -288,6 +309,11 @@ export function describeModelSpec(spec: ModelSpec): { name: string; description:
       return {
         name: 'upstream',
         description: `Answers come from the upstream System One server at ${new URL(spec.baseUrl).host}.`,
+      };
+    case 'openai':
+      return {
+        name: 'openai-completions',
+        description: `Answers come from the OpenAI-compatible completions server at ${new URL(spec.baseUrl).host}.`,
       };
   }
 }

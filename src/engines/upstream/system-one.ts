@@ -23,10 +23,49 @@ export interface UpstreamEngineOptions {
 }
 
 const CHARS_PER_TOKEN = 4;
-const estimate = (text: string | null): number => (text ? Math.ceil(text.length / CHARS_PER_TOKEN) : 0);
+
+/**
+ * Local token estimate for upstream engines, which have no tokenizer here: ~4 characters a token,
+ * rounded up. The upstream enforces its own exact limits.
+ */
+export const estimateTokens = (text: string | null): number => (text ? Math.ceil(text.length / CHARS_PER_TOKEN) : 0);
 
 function questionTokens(q: DecisionQuestion): number {
-  return estimate(q.instructions) + q.options.reduce((n, o) => n + 1 + estimate(o.label) + estimate(o.description), 0);
+  return (
+    estimateTokens(q.instructions) +
+    q.options.reduce((n, o) => n + 1 + estimateTokens(o.label) + estimateTokens(o.description), 0)
+  );
+}
+
+/**
+ * The human message in an upstream's error body: System One's `{message}`, the OpenAI-style
+ * `{error: {message}}` (vLLM, SGLang, llama.cpp server) or `{error: "..."}`, else the text itself.
+ */
+function upstreamMessage(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
+    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+    if (typeof parsed.error === 'string' && parsed.error) return parsed.error;
+    const nested = parsed.error as { message?: unknown } | null | undefined;
+    if (typeof nested === 'object' && nested !== null && typeof nested.message === 'string') return nested.message;
+  } catch {}
+  return text.slice(0, 500);
+}
+
+/**
+ * The error for an upstream's non-2xx answer, shared by the upstream engines: 400/422 pass through
+ * as BAD_REQUEST (the caller's request was refused), 429/503 become OVERLOADED with the upstream's
+ * retry-after (1 s when it gives none), anything else a plain error (500 to the caller).
+ */
+export function upstreamFailure(res: Response, text: string): Error {
+  const message = upstreamMessage(text);
+  if (res.status === 400 || res.status === 422) return fail('BAD_REQUEST', `upstream refused the request: ${message}`);
+  if (res.status === 503 || res.status === 429) {
+    return fail('OVERLOADED', `upstream is busy: ${message}`, {
+      retryAfter: Number(res.headers.get('retry-after')) || 1,
+    });
+  }
+  return new Error(`upstream answered ${res.status}: ${message}`);
 }
 
 /** The engine request back in wire form (ids are positional: q0, q1, ...). */
@@ -106,7 +145,7 @@ export function createUpstreamEngine(options: UpstreamEngineOptions): DecisionEn
   }
 
   async function countTokens(request: DecisionRequest): Promise<TokenCounts> {
-    return { state: estimate(request.state.text), questions: request.questions.map(questionTokens) };
+    return { state: estimateTokens(request.state.text), questions: request.questions.map(questionTokens) };
   }
 
   async function answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
@@ -118,21 +157,7 @@ export function createUpstreamEngine(options: UpstreamEngineOptions): DecisionEn
       body: JSON.stringify({ model: options.model, state: request.state.json ?? request.state.text, questions }),
     });
     const text = await res.text();
-    if (!res.ok) {
-      let message = text.slice(0, 500);
-      try {
-        const parsed = JSON.parse(text) as { message?: string };
-        if (parsed.message) message = parsed.message;
-      } catch {}
-      if (res.status === 400 || res.status === 422)
-        throw fail('BAD_REQUEST', `upstream refused the request: ${message}`);
-      if (res.status === 503 || res.status === 429) {
-        throw fail('OVERLOADED', `upstream is busy: ${message}`, {
-          retryAfter: Number(res.headers.get('retry-after')) || 1,
-        });
-      }
-      throw new Error(`upstream answered ${res.status}: ${message}`);
-    }
+    if (!res.ok) throw upstreamFailure(res, text);
     const body = JSON.parse(text) as {
       answers?: Record<string, UpstreamAnswer>;
       usage?: { input_tokens?: number; output_tokens?: number };
