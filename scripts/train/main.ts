@@ -97,7 +97,7 @@ function inputsOf(request: DecisionRequest): QuestionInput[] {
     if (!v) throw new Error(`missing embedding for ${JSON.stringify(t.slice(0, 60))}`);
     vecs.set(t, v);
   }
-  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs));
+  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, rt.state));
 }
 
 const rows: (Row & { ex: Example })[] = examples.map((ex) => {

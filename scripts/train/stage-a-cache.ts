@@ -1,11 +1,13 @@
 /**
  * Runs the Stage A fits (final, leave-one-training-task-out, 4-fold) and keeps their results in
- * .cache/brier-lite, keyed by everything that determines them (configuration, rows and a fingerprint
- * of their embeddings), so that re-running `npm run train` after a calibration change takes seconds.
+ * .cache/brier-lite, keyed by everything that determines them (configuration, rows, and fingerprints
+ * of their embeddings and scalar features), so that re-running `npm run train` after a calibration
+ * change takes seconds.
  * The fits are deterministic, so the cache only saves time.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SCALAR_FEATURES } from '../../src/engines/embedded/features.ts';
 import { type BilinearWeights, bilinearForward } from '../../src/engines/embedded/head.ts';
 import { decodeFloats, encodeFloats } from '../../src/engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
@@ -65,8 +67,11 @@ export function runStageA(
       head: [...HEAD_TASKS].sort(),
       n: rows.length,
       ids: headTrain.map((r) => r.ex.id).join('|'),
-      // the inputs themselves: a change of embeddings (encoder window, chunking) refits
+      // the inputs themselves: a change of embeddings (encoder window, chunking) or of the scalar
+      // features (trained jointly with the head) refits
       inputs: hash32(rows.map((r) => Array.from(r.x.s.subarray(0, 4), (v) => v.toFixed(5)).join(',')).join('|')),
+      features: SCALAR_FEATURES,
+      psi: hash32(rows.map((r) => Array.from(r.psi, (v) => v.toFixed(5)).join(',')).join('|')),
     }),
   );
   const path = join(REPO_ROOT, '.cache', 'brier-lite', `stage-a-${key.toString(16)}.json`);

@@ -22,13 +22,15 @@ export interface QuestionInput {
   o: (Float32Array | null)[];
   /** Cosine between the two parts of a detected pair, or null. */
   pairSim: number | null;
+  /** The state's mean sentence length, standardized (see sentenceLength). */
+  sentLen: number;
 }
 
 export const SCALAR_FEATURES: Record<QuestionType, readonly string[]> = {
   // noul: features of the `true` option; the `false` row is all zeros (its logit is the baseline).
   noul: ['bias', 'cos(s,true)-cos(s,false)', 'pairSim', 'hasPair'],
   choice: ['cos(s,o)', 'z(cos)', 'z(cos)*ln(k)'],
-  score: ['u', 'u^2', 'cos(s,o)', 'z(cos)', 'u*ordSlope', 'u*pairSim', 'u*hasPair'],
+  score: ['u', 'u^2', 'cos(s,o)', 'z(cos)', 'u*ordSlope', 'u*pairSim', 'u*hasPair', 'u*sentLen'],
 };
 
 export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -39,10 +41,32 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 const ZERO = new Float32Array(EMBEDDING_DIM);
 
+/**
+ * The state's mean sentence length in words, standardized: (words per sentence - 20) / 5, clipped
+ * to [-4, 4] (a state with no sentence breaks would otherwise dominate). Sentences end at ., ! or ?
+ * followed by white space, and at line breaks. A reading-level signal that a sentence encoder
+ * does not carry (USE-lite's vectors of an article at three reading levels are close); score
+ * questions weigh it per level (`u*sentLen`).
+ */
+export function sentenceLength(text: string): number {
+  let words = 0;
+  let sentences = 0;
+  for (const sentence of text.split(/(?<=[.!?])\s+|\n+/)) {
+    const n = sentence.split(/\s+/).filter((w) => w.length > 0).length;
+    if (n === 0) continue;
+    words += n;
+    sentences++;
+  }
+  if (sentences === 0) return 0;
+  return Math.max(-4, Math.min(4, (words / sentences - 20) / 5));
+}
+
 export function buildInput(
   q: QuestionTexts,
   stateVec: Float32Array,
   vectors: ReadonlyMap<string, Float32Array>,
+  /** The state's text as the encoder reads it (texts.ts `requestTexts(...).state`). */
+  stateText: string,
 ): QuestionInput {
   const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
   let pairSim: number | null = null;
@@ -51,7 +75,15 @@ export function buildInput(
     const b = get(q.pair[1]);
     if (a && b) pairSim = dot(a, b);
   }
-  return { type: q.type, k: q.options.length, s: stateVec, i: get(q.instruction), o: q.options.map(get), pairSim };
+  return {
+    type: q.type,
+    k: q.options.length,
+    s: stateVec,
+    i: get(q.instruction),
+    o: q.options.map(get),
+    pairSim,
+    sentLen: sentenceLength(stateText),
+  };
 }
 
 /** Position of level j of k in [-1, 1] (score). */
@@ -107,6 +139,7 @@ export function scalarFeatures(x: QuestionInput): Float64Array {
     out[row + 4] = u * slope;
     out[row + 5] = u * pairSim;
     out[row + 6] = u * hasPair;
+    out[row + 7] = u * x.sentLen;
   }
   return out;
 }

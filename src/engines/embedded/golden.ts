@@ -40,5 +40,6 @@ export function goldenInputs(): QuestionInput[] {
     i: seededUnitVector(2000 + c),
     o: Array.from({ length: k }, (_, j) => (type === 'noul' && j === 0 ? null : seededUnitVector(3000 + 300 * c + j))),
     pairSim: pair ? 0.5 + 0.05 * c : null,
+    sentLen: 0.7 * (c - 4),
   }));
 }

@@ -26,6 +26,7 @@ function input(type: QuestionInput['type'], k: number, seed: number, pairSim: nu
     i: seededUnitVector(seed + 1),
     o: Array.from({ length: k }, (_, j) => (type === 'noul' && j === 0 ? null : seededUnitVector(seed + 10 + j))),
     pairSim,
+    sentLen: 0,
   };
 }
 
@@ -52,6 +53,7 @@ describe('head with the committed artifact', () => {
       i: null,
       o: [null, null, null],
       pairSim: null,
+      sentLen: 0,
     };
     assertDistribution(predict(bare, model).probabilities, 3);
   });

@@ -15,7 +15,7 @@ import { createEncoderPool, type TextEncoder512 } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-3.0.1';
+export const EMBEDDED_MODEL_ID = 'brier-lite-3.1.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**
@@ -145,7 +145,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       const vectors = await Promise.race([e.embedMany(textsToEmbed(rt)), aborted]);
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
-      const probabilities = rt.questions.map((q) => predict(buildInput(q, stateVec, vectors), m).probabilities);
+      const probabilities = rt.questions.map(
+        (q) => predict(buildInput(q, stateVec, vectors, rt.state), m).probabilities,
+      );
       const c = counts(request);
       const answer: EngineAnswer = {
         probabilities,

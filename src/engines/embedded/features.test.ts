@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildInput, SCALAR_FEATURES, scalarFeatures, sentenceLength } from './features.ts';
+import { seededUnitVector } from './golden.ts';
+import { DEFAULT_MODEL_DIR } from './index.ts';
+import { loadModel, predict } from './model.ts';
+import { requestTexts } from './texts.ts';
+
+const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+
+describe('sentence length feature', () => {
+  it('is the mean words per sentence, standardized as (x - 20) / 5', () => {
+    assert.equal(sentenceLength(`${words(20)}. ${words(20)}.`), 0);
+    assert.equal(sentenceLength(`${words(10)}. ${words(20)}! ${words(30)}?`), 0);
+    assert.equal(sentenceLength(`${words(15)}.`), -1);
+    assert.ok(Math.abs(sentenceLength('The cat sat. The dog ran.') - (3 - 20) / 5) < 1e-12);
+  });
+
+  it('breaks sentences at line breaks too, and not inside numbers or abbreviations without a space', () => {
+    assert.equal(sentenceLength(`${words(10)}\n${words(10)}\n\n${words(10)}`), -2);
+    assert.equal(sentenceLength(`costs 3.50 and e.g.x ${words(16)}.`), 0);
+  });
+
+  it('is clipped to [-4, 4] and 0 for a state with no words', () => {
+    assert.equal(sentenceLength(words(500)), 4);
+    assert.equal(sentenceLength('a. b. c.'), -3.8);
+    assert.equal(sentenceLength(''), 0);
+    assert.equal(sentenceLength(' \n '), 0);
+  });
+
+  it('reaches the score features through buildInput, per level position, and no other type', () => {
+    const state = `${words(30)}. ${words(30)}.`;
+    const rt = requestTexts({
+      state: { text: state, json: undefined },
+      questions: [
+        {
+          type: 'score',
+          instructions: 'How hard is this to read?',
+          options: ['easy', 'medium', 'hard'].map((d, j) => ({ label: String(j), description: d })),
+        },
+      ],
+    });
+    const q = rt.questions[0];
+    assert.ok(q);
+    const x = buildInput(q, seededUnitVector(1), new Map(), rt.state);
+    assert.equal(x.sentLen, 2);
+    const d = SCALAR_FEATURES.score.length;
+    const f = scalarFeatures(x);
+    const at = SCALAR_FEATURES.score.indexOf('u*sentLen');
+    assert.deepEqual([f[at], f[d + at], f[2 * d + at]], [-2, 0, 2]);
+    for (const type of ['noul', 'choice'] as const) assert.ok(!SCALAR_FEATURES[type].includes('u*sentLen'));
+  });
+});
+
+describe('sentence length with the committed artifact', () => {
+  it('moves a reading-level question (the onestop_english signature) toward higher levels for longer sentences', () => {
+    const model = loadModel(DEFAULT_MODEL_DIR);
+    const signature = model.signatures.find((s) => s.task === 'onestop_english');
+    assert.ok(signature, 'the artifact has the onestop_english signature');
+    const expected = (sentLen: number): number => {
+      const p = predict(
+        {
+          type: 'score',
+          k: 3,
+          s: seededUnitVector(7),
+          i: signature.instruction,
+          o: [seededUnitVector(8), seededUnitVector(9), seededUnitVector(10)],
+          pairSim: null,
+          sentLen,
+        },
+        model,
+      );
+      assert.equal(p.family, 'seen');
+      return p.probabilities.reduce((a, v, j) => a + j * v, 0);
+    };
+    const levels = [-3, -1, 0, 1, 3].map(expected);
+    for (let i = 1; i < levels.length; i++) assert.ok((levels[i] ?? 0) > (levels[i - 1] ?? 0), `${levels}`);
+    assert.ok((levels[4] ?? 0) - (levels[0] ?? 0) > 0.3, `${levels}`);
+  });
+});
