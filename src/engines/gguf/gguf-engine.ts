@@ -36,6 +36,7 @@ import type {
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import type { DecisionQuestion, DecisionRequest, DecisionState } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
+import { createLoadOnce } from '../load-once.ts';
 import type { LabelPlan, TrieNode } from './labels.ts';
 import { buildTrie, logSumExp, planLabels, softmax, startsWith } from './labels.ts';
 import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
@@ -196,8 +197,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     inputTokens: contextSize - CONTEXT_MARGIN,
   };
 
-  let loading: Promise<Loaded> | null = null;
-  let loaded: Loaded | null = null;
+  const state = createLoadOnce(open);
   /** Woken whenever a slot is released. */
   let waiters: (() => void)[] = [];
   let clock = 0;
@@ -218,7 +218,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   async function acquire(m: Loaded, key: string | null, signal: AbortSignal): Promise<Slot> {
     for (;;) {
       signal.throwIfAborted();
-      if (loaded !== m) throw new Error(`engine ${info.id} is closed`);
+      if (state.current() !== m) throw new Error(`engine ${info.id} is closed`);
       const owner = key === null ? undefined : m.slots.find((s) => s.key === key);
       let slot: Slot | undefined;
       if (m.slots.filter((s) => s.busy).length >= parallelism) slot = undefined;
@@ -296,6 +296,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   }
 
   function requireLoaded(): Loaded {
+    const loaded = state.current();
     if (loaded === null) throw new Error(`engine ${info.id} is not loaded: call load() first`);
     return loaded;
   }
@@ -470,23 +471,8 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     attachMetrics(hook) {
       metrics = hook;
     },
-    async load() {
-      if (loading === null) {
-        const attempt = open();
-        loading = attempt;
-        // Registered before anyone awaits `loading`, so `loaded` is set when load() resolves.
-        attempt.then(
-          (m) => {
-            if (loading === attempt) loaded = m;
-          },
-          () => {
-            if (loading === attempt) loading = null;
-          },
-        );
-      }
-      await loading;
-    },
-    ready: () => loaded !== null,
+    load: state.load,
+    ready: () => state.current() !== null,
     async countTokens(request) {
       const m = requireLoaded();
       return {
@@ -514,14 +500,11 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       });
     },
     async close() {
-      const pending = loading;
-      const m = loaded;
-      loading = null;
-      loaded = null;
+      const { pending, loaded: m } = state.reset();
       if (pending === null) return;
       const opened = m ?? (await pending.catch(() => null));
       if (opened === null) return;
-      // Let running requests finish (they cannot start new work: `loaded` is null).
+      // Let running requests finish (they cannot start new work: the engine is no longer loaded).
       while (opened.slots.some((s) => s.busy)) await new Promise<void>((resolve) => waiters.push(resolve));
       // Requests still waiting for a slot wake up, see that the engine is closed, and reject.
       const woken = waiters;

@@ -50,6 +50,7 @@ import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.t
 import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
 import { logSumExp, planLabels, softmax } from '../gguf/labels.ts';
 import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from '../gguf/prompt.ts';
+import { createLoadOnce } from '../load-once.ts';
 import { estimateTokens, upstreamFailure } from './system-one.ts';
 
 export const OPENAI_ENGINE_ID = 'brier-openai-3.0.0';
@@ -263,8 +264,7 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
     contextTokens: DEFAULT_MODEL_LEN - LABEL_MARGIN,
     inputTokens: DEFAULT_MODEL_LEN - LABEL_MARGIN,
   };
-  let loaded: Loaded | null = null;
-  let loading: Promise<Loaded> | null = null;
+  const state = createLoadOnce(() => open());
 
   /** fetch that names the URL when the server cannot be reached, and rejects with the abort reason. */
   async function send(url: string, init: RequestInit): Promise<Response> {
@@ -390,6 +390,7 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
   }
 
   function requireLoaded(): Loaded {
+    const loaded = state.current();
     if (loaded === null) throw new Error(`engine ${info.id} is not loaded: call load() first`);
     return loaded;
   }
@@ -448,22 +449,8 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
       return limits;
     },
     parallelism,
-    async load() {
-      if (loading === null) {
-        const attempt = open();
-        loading = attempt;
-        attempt.then(
-          (m) => {
-            if (loading === attempt) loaded = m;
-          },
-          () => {
-            if (loading === attempt) loading = null;
-          },
-        );
-      }
-      await loading;
-    },
-    ready: () => loaded !== null,
+    load: state.load,
+    ready: () => state.current() !== null,
     async countTokens(request) {
       return counts(request);
     },
@@ -472,8 +459,7 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
       return run(request, signal);
     },
     async close() {
-      loaded = null;
-      loading = null;
+      state.reset();
     },
   };
 }
