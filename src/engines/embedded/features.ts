@@ -44,9 +44,9 @@ const ZERO = new Float32Array(EMBEDDING_DIM);
 /**
  * The state's mean sentence length in words, standardized: (words per sentence - 20) / 5, clipped
  * to [-4, 4] (a state with no sentence breaks would otherwise dominate). Sentences end at ., ! or ?
- * followed by white space, and at line breaks. A reading-level signal that a sentence encoder
- * does not carry (USE-lite's vectors of an article at three reading levels are close); score
- * questions weigh it per level (`u*sentLen`).
+ * followed by white space, and at line breaks. A reading-level signal that the sentence encoder
+ * does not carry (without it the head had no skill on onestop_english, three reading levels of the
+ * same articles: accuracy 0.325 vs 0.333); score questions weigh it per level (`u*sentLen`).
  */
 export function sentenceLength(text: string): number {
   let words = 0;
