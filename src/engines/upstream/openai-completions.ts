@@ -354,8 +354,9 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
    * server (429/503) fails the load rather than pick a worse mode.
    */
   async function probe(model: string): Promise<ScoringMode> {
-    const labels = optionLabels(PROBE_QUESTION);
-    const prompt = questionPrompt(renderStatePrompt(PROBE_STATE), PROBE_QUESTION, labels);
+    const { state, questions } = prompts({ state: PROBE_STATE, questions: [PROBE_QUESTION] });
+    const { labels, suffix } = questions[0] as PreparedQuestion;
+    const prompt = state + suffix;
     const failures: string[] = [];
     const modes: ScoringMode[] = [
       { kind: 'echo', maxTokens: 0 },
@@ -395,34 +396,25 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
     return loaded;
   }
 
-  function counts(request: DecisionRequest): TokenCounts {
-    return {
-      state: estimateTokens(renderStatePrompt(request.state)),
-      questions: request.questions.map((q) => estimateTokens(renderQuestionPrompt(q, optionLabels(q)))),
-    };
+  function counts({ state, questions }: PreparedRequest): TokenCounts {
+    return { state: estimateTokens(state), questions: questions.map((q) => estimateTokens(q.suffix)) };
   }
 
   async function run(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
     const m = requireLoaded();
-    const state = renderStatePrompt(request.state);
-    const count = counts(request);
+    const prepared = prompts(request);
+    const count = counts(prepared);
     // A failed question stops the others; the caller's abort stops them all.
     const stop = new AbortController();
     const onAbort = () => stop.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     let outputTokens = 0;
     try {
-      const probabilities = await mapLimited(request.questions, QUESTIONS_IN_FLIGHT, async (question) => {
-        if (question.options.length < 2) return question.options.map(() => 1);
+      const probabilities = await mapLimited(prepared.questions, QUESTIONS_IN_FLIGHT, async ({ labels, suffix }) => {
+        if (labels.length < 2) return labels.map(() => 1);
         stop.signal.throwIfAborted();
-        const labels = optionLabels(question);
         try {
-          const { scores, tokens } = await scoreQuestion(
-            m,
-            questionPrompt(state, question, labels),
-            labels,
-            stop.signal,
-          );
+          const { scores, tokens } = await scoreQuestion(m, prepared.state + suffix, labels, stop.signal);
           outputTokens += tokens;
           return softmax(scores.map((s) => s / temperature));
         } catch (error) {
@@ -452,7 +444,7 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
     load: state.load,
     ready: () => state.current() !== null,
     async countTokens(request) {
-      return counts(request);
+      return counts(prompts(request));
     },
     async answer(request, signal) {
       signal.throwIfAborted();
@@ -464,14 +456,31 @@ export function createOpenAiCompletionsEngine(options: OpenAiCompletionsEngineOp
   };
 }
 
+/** One question's labels, one per option, and its prompt (which ends with ANSWER_CUE). */
+interface PreparedQuestion {
+  labels: string[];
+  suffix: string;
+}
+
+interface PreparedRequest {
+  state: string;
+  questions: PreparedQuestion[];
+}
+
 /**
- * The text whose continuation the labels are scored as: the state prompt, then the question prompt,
- * which ends with ANSWER_CUE; a label is appended as " <label>".
+ * A request's prompts, rendered once for both counting and scoring: a question's labels are scored
+ * as the continuation of `state + suffix`, each appended as " <label>".
  */
-function questionPrompt(state: string, question: DecisionQuestion, labels: readonly string[]): string {
-  const prompt = state + renderQuestionPrompt(question, labels);
-  if (!prompt.endsWith(ANSWER_CUE)) throw new Error(`a question prompt must end with ${ANSWER_CUE}`);
-  return prompt;
+function prompts(request: DecisionRequest): PreparedRequest {
+  return {
+    state: renderStatePrompt(request.state),
+    questions: request.questions.map((question) => {
+      const labels = optionLabels(question);
+      const suffix = renderQuestionPrompt(question, labels);
+      if (!suffix.endsWith(ANSWER_CUE)) throw new Error(`a question prompt must end with ${ANSWER_CUE}`);
+      return { labels, suffix };
+    }),
+  };
 }
 
 const PROBE_STATE = { text: 'A short state to find out how this server scores options.', json: undefined };
