@@ -31,6 +31,7 @@ import {
   type QuestionInput,
   type QuestionType,
   SCALAR_FEATURES,
+  sentenceLength,
   ZERO_VECTOR,
 } from '../../src/engines/embedded/features.ts';
 import { goldenInputs } from '../../src/engines/embedded/golden.ts';
@@ -97,7 +98,8 @@ function inputsOf(request: DecisionRequest): QuestionInput[] {
     if (!v) throw new Error(`missing embedding for ${JSON.stringify(t.slice(0, 60))}`);
     vecs.set(t, v);
   }
-  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, rt.state));
+  const sentLen = sentenceLength(rt.state);
+  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, sentLen));
 }
 
 const rows: (Row & { ex: Example })[] = examples.map((ex) => {

@@ -42,7 +42,8 @@ describe('sentence length feature', () => {
     });
     const q = rt.questions[0];
     assert.ok(q);
-    const x = buildInput(q, seededUnitVector(1), new Map(), rt.state);
+    assert.equal(sentenceLength(rt.state), 2);
+    const x = buildInput(q, seededUnitVector(1), new Map(), sentenceLength(rt.state));
     assert.equal(x.sentLen, 2);
     const d = SCALAR_FEATURES.score.length;
     const f = scalarFeatures(x);

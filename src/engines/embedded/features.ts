@@ -65,8 +65,8 @@ export function buildInput(
   q: QuestionTexts,
   stateVec: Float32Array,
   vectors: ReadonlyMap<string, Float32Array>,
-  /** The state's text as the encoder reads it (texts.ts `requestTexts(...).state`). */
-  stateText: string,
+  /** sentenceLength of the state's text as the encoder reads it (the same for every question). */
+  sentLen: number,
 ): QuestionInput {
   const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
   let pairSim: number | null = null;
@@ -82,7 +82,7 @@ export function buildInput(
     i: get(q.instruction),
     o: q.options.map(get),
     pairSim,
-    sentLen: sentenceLength(stateText),
+    sentLen,
   };
 }
 

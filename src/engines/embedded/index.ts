@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
-import { buildInput, ZERO_VECTOR } from './features.ts';
+import { buildInput, sentenceLength, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder512 } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
@@ -145,8 +145,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       const vectors = await Promise.race([e.embedMany(textsToEmbed(rt)), aborted]);
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
+      const sentLen = sentenceLength(rt.state);
       const probabilities = rt.questions.map(
-        (q) => predict(buildInput(q, stateVec, vectors, rt.state), m).probabilities,
+        (q) => predict(buildInput(q, stateVec, vectors, sentLen), m).probabilities,
       );
       const c = counts(request);
       const answer: EngineAnswer = {
