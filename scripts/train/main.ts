@@ -15,13 +15,14 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { asServed, computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
+import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
 import type { DecisionRequest } from '../../src/domain/questions.ts';
 import {
   type CalibrationModel,
   calibrate,
   fitCalibration,
   fitCalibrationModel,
+  fitDescriptorWeights,
 } from '../../src/engines/embedded/calibration.ts';
 import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
 import {
@@ -31,7 +32,8 @@ import {
   type QuestionInput,
   type QuestionType,
   SCALAR_FEATURES,
-  sentenceLength,
+  scalarFeatures,
+  stateFacts,
   ZERO_VECTOR,
 } from '../../src/engines/embedded/features.ts';
 import { goldenInputs } from '../../src/engines/embedded/golden.ts';
@@ -98,8 +100,8 @@ function inputsOf(request: DecisionRequest): QuestionInput[] {
     if (!v) throw new Error(`missing embedding for ${JSON.stringify(t.slice(0, 60))}`);
     vecs.set(t, v);
   }
-  const sentLen = sentenceLength(rt.state);
-  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, sentLen));
+  const facts = stateFacts(rt);
+  return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, facts));
 }
 
 const rows: (Row & { ex: Example })[] = examples.map((ex) => {
@@ -136,6 +138,15 @@ for (const r of headTrain) {
   if (!bil) throw new Error(`no out-of-fold score for ${r.ex.id}`);
   seenRows.push({ ...bRow(r, bil), id: r.ex.id });
 }
+
+// CalDec (teacher-labelled assistant decisions, JSON states): one half, by request id, fits the
+// weights of the `structured` descriptor in the unseen calibration (no dataset has a JSON state,
+// so nothing else can); the other half is only measured (the model card's CalDec table)
+const caldec = loadCaldec();
+const caldecHalf = (id: string): number => hash32(`caldec:${id}`) % 2;
+const caldecFit = caldec
+  .filter((c) => caldecHalf(c.id) === 0)
+  .flatMap((c) => inputsOf(c.request).map((x, qi) => ({ x, site: c.site, soft: c.targets[qi] ?? [] })));
 
 // Stage B
 const calibration: CalibrationFile = {
@@ -215,6 +226,32 @@ for (const type of TYPES) {
   // themselves) still shape the fit through the likelihood
   const capped = new Set(unseen.map((r) => r.task).filter((t) => !HEAD_TASKS.has(t)));
   const lto = leaveTasksOut(unseen, dims, L2_UNSEEN, capped);
+  const jsonItems = caldecFit
+    .filter((c) => c.x.type === type)
+    .map((c) => ({
+      task: `caldec:${c.site}`,
+      target: -1,
+      soft: c.soft,
+      d: descriptors(c.x),
+      logits: combine(bilinearForward(c.x, final.weights).bil, scalarFeatures(c.x), lto.beta, c.x.k),
+    }));
+  const uniformBrierOf = new Map<string, { sum: number; n: number }>();
+  for (const it of jsonItems) {
+    const u = uniformBrierOf.get(it.task) ?? { sum: 0, n: 0 };
+    u.sum += brierScore(
+      it.soft.map(() => 1 / it.soft.length),
+      it.soft,
+    );
+    u.n++;
+    uniformBrierOf.set(it.task, u);
+  }
+  const unseenModel =
+    jsonItems.length > 0
+      ? fitDescriptorWeights(lto.calibration, DESCRIPTORS.indexOf('structured'), jsonItems, hardBrier, (t) => {
+          const u = uniformBrierOf.get(t);
+          return u ? u.sum / u.n : Number.POSITIVE_INFINITY;
+        })
+      : lto.calibration;
   if (process.env.DEBUG_CAL) debugCalibration(type, unseen, dims);
   for (const h of lto.heldOut) lotoHeldOut.push({ ...h, type });
   const fam = (beta: number[], m: CalibrationModel, tasks?: FamilyCalibration['tasks']): FamilyCalibration => ({
@@ -225,8 +262,8 @@ for (const type of TYPES) {
     descriptors: [...DESCRIPTORS],
     ...(tasks ? { tasks } : {}),
   });
-  calibration.types[type] = { seen: fam(seenBeta, seenModel, tasksCal), unseen: fam(lto.beta, lto.calibration) };
-  log(`stage B ${type}: seen ${JSON.stringify(tasksCal)}; unseen t=${lto.calibration.t} a=${lto.calibration.a}`);
+  calibration.types[type] = { seen: fam(seenBeta, seenModel, tasksCal), unseen: fam(lto.beta, unseenModel) };
+  log(`stage B ${type}: seen ${JSON.stringify(tasksCal)}; unseen t=${unseenModel.t} a=${unseenModel.a}`);
 }
 
 // artifact
@@ -272,9 +309,9 @@ for (const r of rows) {
   const pr = predict(r.x, model);
   scored.push({ task: r.task, type: r.x.type, p: pr.probabilities, target: r.target, family: pr.family });
 }
-const caldec = loadCaldec();
 const caldecItems: { type: QuestionType; site: string; p: number[]; t: number[] }[] = [];
 for (const c of caldec) {
+  if (caldecHalf(c.id) === 0) continue;
   const inputs = inputsOf(c.request);
   inputs.forEach((x, qi) => {
     const t = c.targets[qi];

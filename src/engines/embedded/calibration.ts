@@ -14,7 +14,7 @@
  * the order of options by logit is the order by probability. Parameters are chosen by
  * scripts/train out-of-fold across tasks (leave-tasks-out), per question type and task family.
  */
-import { type ConfidencePair, ece } from '../../domain/metrics.ts';
+import { brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
 import { softmax } from './head.ts';
 
 export interface CalibrationParams {
@@ -96,6 +96,12 @@ export function fitCalibration(
   return best !== uniform && (uniformLoss - bestLoss) * rows > 2 ? best : uniform;
 }
 
+function argmax(v: readonly number[]): number {
+  let top = 0;
+  for (let i = 1; i < v.length; i++) if ((v[i] ?? 0) > (v[top] ?? 0)) top = i;
+  return top;
+}
+
 function round(x: number, digits: number): number {
   return Number(x.toFixed(digits));
 }
@@ -132,6 +138,8 @@ export interface CalibrationItem {
   target: number;
   task: string;
   d: number[];
+  /** A target distribution instead of the hard `target` (teacher-labelled data). */
+  soft?: readonly number[];
 }
 
 export interface FitModelOptions {
@@ -143,6 +151,50 @@ export interface FitModelOptions {
    * miscalibration while the pooled answers are not calibrated.
    */
   eceWeight?: number;
+}
+
+/**
+ * The loss a calibration model is fitted by: task-balanced mean NLL (cross-entropy for soft
+ * targets), a small ridge on the descriptor weights, plus `eceWeight` times the pooled ECE; infinite
+ * where a task's mean Brier exceeds its cap.
+ */
+function objective(
+  items: CalibrationItem[],
+  dims: number,
+  brier: (p: number[], target: number) => number,
+  cap: ((task: string) => number) | undefined,
+  eceWeight: number,
+): (m: CalibrationModel) => number {
+  const tasks = new Map<string, number>();
+  for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
+  return (m: CalibrationModel): number => {
+    const nll = new Map<string, number>();
+    const br = new Map<string, number>();
+    const pairs: ConfidencePair[] = [];
+    for (const it of items) {
+      const p = calibrate(it.logits, resolveCalibration(m, it.d));
+      const soft = it.soft;
+      let loss = 0;
+      if (soft) for (let i = 0; i < p.length; i++) loss -= (soft[i] ?? 0) * Math.log(Math.max(1e-12, p[i] ?? 0));
+      else loss = -Math.log(Math.max(1e-12, p[it.target] ?? 0));
+      nll.set(it.task, (nll.get(it.task) ?? 0) + loss);
+      if (cap) br.set(it.task, (br.get(it.task) ?? 0) + (soft ? brierScore(p, soft) : brier(p, it.target)));
+      if (eceWeight > 0) {
+        let top = 0;
+        for (let i = 1; i < p.length; i++) if ((p[i] ?? 0) > (p[top] ?? 0)) top = i;
+        pairs.push({ confidence: p[top] ?? 0, correct: top === (soft ? argmax(soft) : it.target) });
+      }
+    }
+    let loss = 0;
+    for (const [task, n] of tasks) {
+      if (cap && (br.get(task) ?? 0) / n > cap(task) + 1e-9) return Number.POSITIVE_INFINITY;
+      loss += (nll.get(task) ?? 0) / n / tasks.size;
+    }
+    let ridge = 0;
+    for (let i = 1; i < dims; i++) ridge += (m.t[i] ?? 0) ** 2 + ((m.a[i] ?? 0) / 4) ** 2;
+    loss += CALIBRATION_RIDGE * ridge;
+    return eceWeight > 0 ? loss + eceWeight * ece(pairs) : loss;
+  };
 }
 
 /**
@@ -159,33 +211,7 @@ export function fitCalibrationModel(
   options: FitModelOptions = {},
 ): CalibrationModel {
   const sweeps = options.sweeps ?? 3;
-  const eceWeight = options.eceWeight ?? 0;
-  const tasks = new Map<string, number>();
-  for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
-  const evaluate = (m: CalibrationModel): number => {
-    const nll = new Map<string, number>();
-    const br = new Map<string, number>();
-    const pairs: ConfidencePair[] = [];
-    for (const it of items) {
-      const p = calibrate(it.logits, resolveCalibration(m, it.d));
-      nll.set(it.task, (nll.get(it.task) ?? 0) - Math.log(Math.max(1e-12, p[it.target] ?? 0)));
-      if (cap) br.set(it.task, (br.get(it.task) ?? 0) + brier(p, it.target));
-      if (eceWeight > 0) {
-        let top = 0;
-        for (let i = 1; i < p.length; i++) if ((p[i] ?? 0) > (p[top] ?? 0)) top = i;
-        pairs.push({ confidence: p[top] ?? 0, correct: top === it.target });
-      }
-    }
-    let loss = 0;
-    for (const [task, n] of tasks) {
-      if (cap && (br.get(task) ?? 0) / n > cap(task) + 1e-9) return Number.POSITIVE_INFINITY;
-      loss += (nll.get(task) ?? 0) / n / tasks.size;
-    }
-    let ridge = 0;
-    for (let i = 1; i < dims; i++) ridge += (m.t[i] ?? 0) ** 2 + ((m.a[i] ?? 0) / 4) ** 2;
-    loss += CALIBRATION_RIDGE * ridge;
-    return eceWeight > 0 ? loss + eceWeight * ece(pairs) : loss;
-  };
+  const evaluate = objective(items, dims, brier, cap, options.eceWeight ?? 0);
   const start = (a0: number): CalibrationModel => ({
     t: new Array<number>(dims).fill(0),
     a: [a0, ...new Array<number>(dims - 1).fill(0)],
@@ -256,5 +282,36 @@ export function fitCalibrationModel(
     }
     if (!improved) break;
   }
+  return best;
+}
+
+/**
+ * Fits the weights (t_i, a_i) of one descriptor with the rest of `m` fixed, on items where that
+ * descriptor is set (questions about JSON states, from teacher-labelled requests) and which the
+ * rest of the model was never fitted on: the grid point with the lowest loss among those keeping
+ * every task's Brier within its cap. Items where the descriptor is 0 answer exactly as before.
+ */
+export function fitDescriptorWeights(
+  m: CalibrationModel,
+  index: number,
+  items: CalibrationItem[],
+  brier: (p: number[], target: number) => number,
+  cap: (task: string) => number,
+): CalibrationModel {
+  const evaluate = objective(items, m.t.length, brier, cap, 0);
+  let best = m;
+  let bestLoss = evaluate(m);
+  // (40: exactly the uniform answer, which meets every cap)
+  for (const ti of [-1, -0.5, -0.25, 0, 0.25, 0.5, 1])
+    for (const ai of [-8, -4, -2, -1, 0, 1, 2, 4, 8, 12, 16, 40]) {
+      const c: CalibrationModel = { t: [...m.t], a: [...m.a] };
+      c.t[index] = ti;
+      c.a[index] = ai;
+      const l = evaluate(c);
+      if (l < bestLoss - 1e-9) {
+        best = c;
+        bestLoss = l;
+      }
+    }
   return best;
 }

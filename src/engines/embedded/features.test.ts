@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildInput, SCALAR_FEATURES, scalarFeatures, sentenceLength } from './features.ts';
+import type { Json } from '../../domain/questions.ts';
+import {
+  buildInput,
+  DESCRIPTORS,
+  descriptors,
+  SCALAR_FEATURES,
+  scalarFeatures,
+  sentenceLength,
+  stateFacts,
+} from './features.ts';
 import { seededUnitVector } from './golden.ts';
 import { DEFAULT_MODEL_DIR } from './index.ts';
 import { loadModel, predict } from './model.ts';
@@ -43,13 +52,35 @@ describe('sentence length feature', () => {
     const q = rt.questions[0];
     assert.ok(q);
     assert.equal(sentenceLength(rt.state), 2);
-    const x = buildInput(q, seededUnitVector(1), new Map(), sentenceLength(rt.state));
+    const x = buildInput(q, seededUnitVector(1), new Map(), stateFacts(rt));
     assert.equal(x.sentLen, 2);
     const d = SCALAR_FEATURES.score.length;
     const f = scalarFeatures(x);
     const at = SCALAR_FEATURES.score.indexOf('u*sentLen');
     assert.deepEqual([f[at], f[d + at], f[2 * d + at]], [-2, 0, 2]);
     for (const type of ['noul', 'choice'] as const) assert.ok(!SCALAR_FEATURES[type].includes('u*sentLen'));
+  });
+});
+
+describe('structured state descriptor', () => {
+  const question = {
+    type: 'choice' as const,
+    instructions: 'Which topic?',
+    options: ['sports', 'politics'].map((label) => ({ label, description: null })),
+  };
+  const structuredOf = (state: { text: string; json: Json | undefined }): number => {
+    const rt = requestTexts({ state, questions: [question] });
+    const q = rt.questions[0];
+    assert.ok(q);
+    const x = buildInput(q, seededUnitVector(1), new Map(), stateFacts(rt));
+    return descriptors(x)[DESCRIPTORS.indexOf('structured')] ?? Number.NaN;
+  };
+  it('is 1 for a JSON object or array state and 0 for text, including a JSON string', () => {
+    assert.equal(structuredOf({ text: '{"a":"match report"}', json: { a: 'match report' } }), 1);
+    assert.equal(structuredOf({ text: '["match report"]', json: ['match report'] }), 1);
+    assert.equal(structuredOf({ text: 'match report', json: undefined }), 0);
+    assert.equal(structuredOf({ text: '{"a":1}', json: undefined }), 0);
+    assert.equal(structuredOf({ text: 'match report', json: 'match report' }), 0);
   });
 });
 
@@ -68,6 +99,7 @@ describe('sentence length with the committed artifact', () => {
           o: [seededUnitVector(8), seededUnitVector(9), seededUnitVector(10)],
           pairSim: null,
           sentLen,
+          structured: false,
         },
         model,
       );

@@ -6,7 +6,7 @@
  */
 import type { DecisionQuestion } from '../../domain/questions.ts';
 import { EMBEDDING_DIM } from './pool.ts';
-import type { QuestionTexts } from './texts.ts';
+import type { QuestionTexts, RequestTexts } from './texts.ts';
 
 export type QuestionType = DecisionQuestion['type'];
 
@@ -24,6 +24,19 @@ export interface QuestionInput {
   pairSim: number | null;
   /** The state's mean sentence length, standardized (see sentenceLength). */
   sentLen: number;
+  /** The state came as a JSON object or array (see texts.ts `structured`). */
+  structured: boolean;
+}
+
+/** What the head and the calibration read from the state besides its embedding: the same for every question. */
+export interface StateFacts {
+  sentLen: number;
+  structured: boolean;
+}
+
+/** Computed once per request. */
+export function stateFacts(rt: RequestTexts): StateFacts {
+  return { sentLen: sentenceLength(rt.state), structured: rt.structured };
 }
 
 export const SCALAR_FEATURES: Record<QuestionType, readonly string[]> = {
@@ -65,8 +78,7 @@ export function buildInput(
   q: QuestionTexts,
   stateVec: Float32Array,
   vectors: ReadonlyMap<string, Float32Array>,
-  /** sentenceLength of the state's text as the encoder reads it (the same for every question). */
-  sentLen: number,
+  facts: StateFacts,
 ): QuestionInput {
   const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
   let pairSim: number | null = null;
@@ -82,7 +94,8 @@ export function buildInput(
     i: get(q.instruction),
     o: q.options.map(get),
     pairSim,
-    sentLen,
+    sentLen: facts.sentLen,
+    structured: facts.structured,
   };
 }
 
@@ -154,6 +167,7 @@ export const DESCRIPTORS = [
   'ln(k)',
   '10*(top1-top2 cos(s,o))',
   '10*(mean cos(s,o) - 0.2)',
+  'structured',
 ] as const;
 
 /**
@@ -176,5 +190,5 @@ export function descriptors(x: QuestionInput): number[] {
     margin = 10 * ((sorted[0] ?? 0) - (sorted[1] ?? 0));
     level = 10 * (mean - 0.2);
   }
-  return [1, x.pairSim === null ? 0 : 1, spread, Math.log(Math.max(2, x.k)), margin, level];
+  return [1, x.pairSim === null ? 0 : 1, spread, Math.log(Math.max(2, x.k)), margin, level, x.structured ? 1 : 0];
 }

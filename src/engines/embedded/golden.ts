@@ -41,5 +41,6 @@ export function goldenInputs(): QuestionInput[] {
     o: Array.from({ length: k }, (_, j) => (type === 'noul' && j === 0 ? null : seededUnitVector(3000 + 300 * c + j))),
     pairSim: pair ? 0.5 + 0.05 * c : null,
     sentLen: 0.7 * (c - 4),
+    structured: c % 3 === 1,
   }));
 }

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { brierScore } from '../../domain/metrics.ts';
 import { mulberry32 } from '../../lib/seeded.ts';
 import {
   type CalibrationItem,
   calibrate,
   fitCalibration,
   fitCalibrationModel,
+  fitDescriptorWeights,
   resolveCalibration,
 } from './calibration.ts';
 import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from './features.ts';
@@ -27,6 +29,7 @@ function input(type: QuestionInput['type'], k: number, seed: number, pairSim: nu
     o: Array.from({ length: k }, (_, j) => (type === 'noul' && j === 0 ? null : seededUnitVector(seed + 10 + j))),
     pairSim,
     sentLen: 0,
+    structured: false,
   };
 }
 
@@ -54,6 +57,7 @@ describe('head with the committed artifact', () => {
       o: [null, null, null],
       pairSim: null,
       sentLen: 0,
+      structured: false,
     };
     assertDistribution(predict(bare, model).probabilities, 3);
   });
@@ -96,7 +100,10 @@ describe('head with the committed artifact', () => {
         const c = model.calibration.types[type][fam];
         assert.equal(c.beta.length, SCALAR_FEATURES[type].length + 1);
         for (let seed = 0; seed < 50; seed++) {
-          const x = input(type, type === 'noul' ? 2 : 2 + (seed % 9), 500 + seed, seed % 2 ? 0.7 : null);
+          const x = {
+            ...input(type, type === 'noul' ? 2 : 2 + (seed % 9), 500 + seed, seed % 2 ? 0.7 : null),
+            structured: seed % 3 === 0,
+          };
           const r = resolveCalibration(c, descriptors(x));
           assert.ok(r.temperature > 0 && Number.isFinite(r.temperature) && r.alpha >= 0 && r.alpha <= 1);
         }
@@ -201,6 +208,39 @@ describe('calibration map', () => {
     assert.equal(fit.a[1], 0);
     const p = calibrate([0, 2], resolveCalibration(fit, [1, 0]))[1] ?? 0;
     assert.ok(Math.abs(p - 0.8) < 0.03, `fitted where it has data: ${p}`);
+  });
+
+  describe('one descriptor fitted on soft-target items, the rest fixed', () => {
+    const base = { t: [0.5, 0], a: [-3, 0] };
+    const softBrier = (p: number[], target: number) => {
+      throw new Error(`hard target ${target} on soft items ${p}`);
+    };
+    const fitOn = (soft: number[]): { t: number[]; a: number[] } =>
+      fitDescriptorWeights(
+        base,
+        1,
+        Array.from({ length: 50 }, () => ({ task: 'site', logits: [4, 0, 0], target: -1, soft, d: [1, 1] })),
+        softBrier,
+        // every site at most the uniform answer's Brier
+        () => brierScore([1 / 3, 1 / 3, 1 / 3], soft),
+      );
+
+    it('shrinks to the uniform answer where confident logits are worse than it (Brier cap)', () => {
+      const fit = fitOn([0.1, 0.45, 0.45]);
+      const p = calibrate([4, 0, 0], resolveCalibration(fit, [1, 1]));
+      assert.ok(Math.abs((p[0] ?? 0) - 1 / 3) < 1e-3, `${p}`);
+    });
+
+    it('keeps the signal where the soft targets agree with the logits', () => {
+      const fit = fitOn([0.9, 0.05, 0.05]);
+      const p = calibrate([4, 0, 0], resolveCalibration(fit, [1, 1]));
+      assert.ok((p[0] ?? 0) > 0.8, `${p}`);
+    });
+
+    it('leaves questions without the descriptor as they were', () => {
+      const fit = fitOn([0.1, 0.45, 0.45]);
+      assert.deepEqual(resolveCalibration(fit, [1, 0]), resolveCalibration(base, [1, 0]));
+    });
   });
 });
 

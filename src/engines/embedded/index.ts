@@ -9,13 +9,13 @@ import { fileURLToPath } from 'node:url';
 import type { DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
-import { buildInput, sentenceLength, ZERO_VECTOR } from './features.ts';
+import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder512 } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-3.1.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-3.2.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**
@@ -145,10 +145,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       const vectors = await Promise.race([e.embedMany(textsToEmbed(rt)), aborted]);
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
-      const sentLen = sentenceLength(rt.state);
-      const probabilities = rt.questions.map(
-        (q) => predict(buildInput(q, stateVec, vectors, sentLen), m).probabilities,
-      );
+      const facts = stateFacts(rt);
+      const probabilities = rt.questions.map((q) => predict(buildInput(q, stateVec, vectors, facts), m).probabilities);
       const c = counts(request);
       const answer: EngineAnswer = {
         probabilities,

@@ -25,6 +25,8 @@ export interface QuestionTexts {
 export interface RequestTexts {
   /** The state as read: strings verbatim, JSON flattened into `path: value` lines. */
   state: string;
+  /** The caller sent the state as a JSON object or array (flattened), not as text. */
+  structured: boolean;
   questions: QuestionTexts[];
 }
 
@@ -98,10 +100,10 @@ export function questionTexts(
 /** Renders a request into the texts the engine embeds. */
 export function requestTexts(request: DecisionRequest): RequestTexts {
   const json = request.state.json;
-  const state =
-    json !== undefined && json !== null && typeof json === 'object' ? flattenState(json) : request.state.text;
+  const structured = json !== undefined && json !== null && typeof json === 'object';
+  const state = structured ? flattenState(json) : request.state.text;
   const statePair = detectStatePair(state);
-  return { state, questions: request.questions.map((q) => questionTexts(q, state, statePair)) };
+  return { state, structured, questions: request.questions.map((q) => questionTexts(q, state, statePair)) };
 }
 
 /** Every distinct non-empty text a request needs embedded. */
