@@ -111,3 +111,29 @@ describe('sentence length with the committed artifact', () => {
     assert.ok((levels[4] ?? 0) - (levels[0] ?? 0) > 0.3, `${levels}`);
   });
 });
+
+describe('structured state with the committed artifact', () => {
+  it('answers a choice question unlike the training tasks uniformly for a JSON state, not for a text state', () => {
+    const model = loadModel(DEFAULT_MODEL_DIR);
+    const answer = (structured: boolean): number[] => {
+      const p = predict(
+        {
+          type: 'choice',
+          k: 4,
+          s: seededUnitVector(21),
+          i: seededUnitVector(22),
+          o: [23, 24, 25, 26].map(seededUnitVector),
+          pairSim: null,
+          sentLen: 0,
+          structured,
+        },
+        model,
+      );
+      assert.equal(p.family, 'unseen');
+      return p.probabilities;
+    };
+    for (const v of answer(true)) assert.ok(Math.abs(v - 0.25) < 1e-9, `${answer(true)}`);
+    const text = answer(false);
+    assert.ok(Math.max(...text) - Math.min(...text) > 0.01, `${text}`);
+  });
+});
