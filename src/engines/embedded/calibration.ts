@@ -180,8 +180,7 @@ function objective(
       nll.set(it.task, (nll.get(it.task) ?? 0) + loss);
       if (cap) br.set(it.task, (br.get(it.task) ?? 0) + (soft ? brierScore(p, soft) : brier(p, it.target)));
       if (eceWeight > 0) {
-        let top = 0;
-        for (let i = 1; i < p.length; i++) if ((p[i] ?? 0) > (p[top] ?? 0)) top = i;
+        const top = argmax(p);
         pairs.push({ confidence: p[top] ?? 0, correct: top === (soft ? argmax(soft) : it.target) });
       }
     }
