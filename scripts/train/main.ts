@@ -3,7 +3,7 @@
  *
  * 1. Loads a seeded sample (<= 1,000 rows) of each labelled set; embeds every text once into
  *    .cache/brier-lite (resumable; the first run takes under 30 min on two cores, later runs seconds).
- *    The whole run takes ~22 min with embeddings cached (mostly the calibration searches).
+ *    The whole run takes 15-20 min with embeddings cached (mostly the calibration searches).
  * 2. Stage A: trains the bilinear head on the permissively licensed sets (config.ts HEAD_TASKS,
  *    80% of their rows), plus leave-one-task-out and 4-fold refits for out-of-fold scores.
  * 3. Stage B: per type and family, beta and calibration (T, alpha): `seen` from out-of-fold rows of
@@ -222,10 +222,7 @@ for (const type of TYPES) {
   }
   // unseen: leave-tasks-out over every set, Brier capped at the uniform answer's per task
   const unseen = unseenRows.filter((r) => r.type === type);
-  // the Brier cap guards the sets the shipped head never saw; training sets (refit without
-  // themselves) still shape the fit through the likelihood
-  const capped = new Set(unseen.map((r) => r.task).filter((t) => !HEAD_TASKS.has(t)));
-  const lto = leaveTasksOut(unseen, dims, L2_UNSEEN, capped);
+  const lto = leaveTasksOut(unseen, dims, L2_UNSEEN);
   const jsonItems = caldecFit
     .filter((c) => c.x.type === type)
     .map((c) => ({
