@@ -173,6 +173,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '  everything else is `unseen`, whose betas and (t, a) are fitted leave-tasks-out on all 25 sets (training sets',
     '  scored by heads refit without them), keeping the Brier of every set it is fitted on at or below the',
     "  uniform answer's (the training sets too: refit without themselves, they are new tasks like the others).",
+    '  The `unseen` map is never extrapolated: a question whose spread, top-two margin or mean level of the',
+    '  state/option similarities lies outside the range of the questions it was fitted on gets the uniform answer.',
     '  No dataset has a JSON state, so the weights of the `structured` descriptor (the caller sent the state as a JSON',
     '  object or array) are fitted afterwards, everything else fixed, on half of the CalDec requests (by id hash), each',
     "  site's Brier capped at the uniform answer's; the other half is only measured (the CalDec table below).",
@@ -190,6 +192,13 @@ export function writeCard(c: CardInput): Record<string, unknown> {
         return `| ${t} | ${fam} | ${x.t.join(', ')} | ${x.a.join(', ')} | ${tasks || '-'} | ${x.beta.map((b) => b.toFixed(3)).join(', ')} |`;
       }),
     ),
+    '',
+    `Fitted ranges of the \`unseen\` map (outside them: the uniform answer): ${TYPES.map(
+      (t) =>
+        `${t} ${(cal[t].unseen.support ?? [])
+          .map((r) => `${cal[t].unseen.descriptors[r.index]} in [${r.min.toFixed(2)}, ${r.max.toFixed(2)}]`)
+          .join(', ')}`,
+    ).join('; ')}.`,
     '',
     '## Training and evaluation data',
     `A seeded sample of at most ${ROWS_PER_TASK} rows per set from \`../shared/data/decisions\` (natural priors kept); the head's`,
@@ -289,6 +298,9 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '- **Questions about a JSON state (object or array) that are unlike its training tasks get the uniform answer**,',
     '  choice included: on teacher-labelled assistant decisions with JSON states (CalDec) it had no skill and was',
     '  overconfident, so the `structured` calibration weights fitted there abstain.',
+    '- **Questions unlike its training tasks whose options relate to the state unlike those of any calibration set**',
+    "  (one option nearly the state's own words, options that all closely resemble the state) get the uniform answer:",
+    '  the `unseen` map is not extrapolated beyond the descriptor ranges it was fitted on (listed above).',
     '- It cannot read an arbitrary instruction. On a new yes/no or score task it lands close to the uniform answer',
     '  unless the options or the pair structure carry the signal; that is by design (calibrated, not confident).',
     ...TYPES.filter((t) => (cal[t].unseen.a[0] ?? 0) >= 8 && cal[t].unseen.a.slice(1).every((v) => v === 0)).map(

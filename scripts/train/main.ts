@@ -257,6 +257,7 @@ for (const type of TYPES) {
     t: m.t,
     a: m.a,
     descriptors: [...DESCRIPTORS],
+    ...(m.support ? { support: m.support } : {}),
     ...(tasks ? { tasks } : {}),
   });
   calibration.types[type] = { seen: fam(seenBeta, seenModel, tasksCal), unseen: fam(lto.beta, unseenModel) };

@@ -7,10 +7,11 @@ import { brierScore, oneHot } from '../../src/domain/metrics.ts';
 import {
   type CalibrationModel,
   calibrate,
+  descriptorSupport,
   fitCalibrationModel,
   resolveCalibration,
 } from '../../src/engines/embedded/calibration.ts';
-import { DESCRIPTORS } from '../../src/engines/embedded/features.ts';
+import { DESCRIPTORS, RANGE_CHECKED_DESCRIPTORS } from '../../src/engines/embedded/features.ts';
 import { combine, softmax } from '../../src/engines/embedded/head.ts';
 import { UNSEEN_ECE_WEIGHT } from './config.ts';
 
@@ -74,7 +75,8 @@ export interface HeldOut {
 /**
  * Leave-one-task-out for a type and family: for each task, beta and the calibration model are
  * fitted on the other tasks only (the calibration on their leave-task-out logits), then applied
- * to it. Each fit keeps the Brier of every task it is fitted on at or below the uniform answer's.
+ * to it. Each fit keeps the Brier of every task it is fitted on at or below the uniform answer's,
+ * and answers uniform outside the range of the similarity descriptors it was fitted on.
  * Returns the held-out predictions and the shipped fit (all tasks).
  */
 export function leaveTasksOut(
@@ -104,24 +106,22 @@ export function leaveTasksOut(
   // every fitted task's Brier stays at or below the uniform answer's: training sets too (scored by
   // heads refit without them, they are unseen tasks as much as the held-out sets are)
   const cap = (task: string): number => uniformBrier(kOf.get(task) ?? 2);
+  const fitWithSupport = (items: typeof oof): CalibrationModel => ({
+    ...fitCalibrationModel(items, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT }),
+    support: descriptorSupport(items, RANGE_CHECKED_DESCRIPTORS),
+  });
   const heldOut: HeldOut[] = [];
   if (tasks.length > 1) {
     for (const t of tasks) {
       // calibration for t from the other tasks' out-of-task logits only (their betas saw t: a
       // leak of a few scalars, stated in the model card)
-      const m = fitCalibrationModel(
-        oof.filter((r) => r.task !== t),
-        DESCRIPTORS.length,
-        hardBrier,
-        cap,
-        { eceWeight: UNSEEN_ECE_WEIGHT },
-      );
+      const m = fitWithSupport(oof.filter((r) => r.task !== t));
       for (const r of oof)
         if (r.task === t)
           heldOut.push({ task: t, p: calibrate(r.logits, resolveCalibration(m, r.d)), target: r.target });
     }
   }
   const beta = fitBeta(rows, dims, l2);
-  const calibration = fitCalibrationModel(oof, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT });
+  const calibration = fitWithSupport(oof);
   return { heldOut, beta, calibration };
 }

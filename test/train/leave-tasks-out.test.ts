@@ -10,9 +10,9 @@ import { mulberry32 } from '../../src/lib/seeded.ts';
  * `n` three-option rows of one task: one feature that marks an option, the right one with
  * probability `hit` (otherwise one of the other two).
  */
-function task(name: string, n: number, hit: number, seed: number): BRow[] {
+function task(name: string, n: number, hit: number, seed: number, level = 0): BRow[] {
   const rand = mulberry32(seed);
-  const d = DESCRIPTORS.map((_, i) => (i === 0 ? 1 : 0));
+  const d = DESCRIPTORS.map((x, i) => (i === 0 ? 1 : x === '10*(mean cos(s,o) - 0.2)' ? level : 0));
   return Array.from({ length: n }, () => {
     const target = Math.floor(rand() * 3);
     const marked = rand() < hit ? target : (target + 1 + Math.floor(rand() * 2)) % 3;
@@ -51,5 +51,30 @@ describe('leave-tasks-out calibration (training, stage B)', () => {
       resolveCalibration(fit.calibration, rows[0]?.d ?? []),
     );
     assert.ok((p[0] ?? 0) > 0.4, `confidence in the marked option: ${p[0]}`);
+  });
+
+  it("answers a left-out task uniformly where its descriptors lie beyond every fitted task's", () => {
+    // the fourth task's options resemble its states far more than any other task's do
+    const rows = [
+      ...task('a', 60, 0.85, 1),
+      ...task('b', 60, 0.85, 2),
+      ...task('c', 60, 0.85, 3),
+      ...task('far', 60, 0.85, 4, 5),
+    ];
+    const fit = leaveTasksOut(rows, 1, 1e-2);
+    const far = fit.heldOut.filter((h) => h.task === 'far');
+    assert.equal(far.length, 60);
+    for (const h of far) assert.deepEqual(h.p, [1 / 3, 1 / 3, 1 / 3]);
+    const near = fit.heldOut.find((h) => h.task === 'a')?.p ?? [];
+    assert.ok(Math.max(...near) - Math.min(...near) > 0.05, `${near}`);
+    // the shipped fit has seen it
+    assert.deepEqual(
+      fit.calibration.support?.find((r) => r.index === DESCRIPTORS.indexOf('10*(mean cos(s,o) - 0.2)')),
+      {
+        index: DESCRIPTORS.indexOf('10*(mean cos(s,o) - 0.2)'),
+        min: 0,
+        max: 5,
+      },
+    );
   });
 });

@@ -106,15 +106,50 @@ function round(x: number, digits: number): number {
   return Number(x.toFixed(digits));
 }
 
+/** The range of one descriptor over the questions a calibration model was fitted on. */
+export interface DescriptorRange {
+  index: number;
+  min: number;
+  max: number;
+}
+
 /** Calibration as a function of question descriptors. */
 export interface CalibrationModel {
   /** ln T = t . d */
   t: number[];
   /** alpha = sigmoid(a . d) */
   a: number[];
+  /**
+   * Where the fit has evidence: a question with a listed descriptor outside its range gets the
+   * uniform answer (the linear map is never extrapolated). Absent: no limit.
+   */
+  support?: DescriptorRange[];
 }
 
+/** The range [min, max] of each descriptor in `indices` over `items`. */
+export function descriptorSupport(
+  items: readonly { d: readonly number[] }[],
+  indices: readonly number[],
+): DescriptorRange[] {
+  return indices.map((index) => {
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
+    for (const it of items) {
+      const v = it.d[index] ?? 0;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    return { index, min, max };
+  });
+}
+
+const UNIFORM: CalibrationParams = { temperature: 1, alpha: 1 };
+
 export function resolveCalibration(m: CalibrationModel, d: readonly number[]): CalibrationParams {
+  for (const r of m.support ?? []) {
+    const v = d[r.index] ?? 0;
+    if (v < r.min || v > r.max) return UNIFORM;
+  }
   let lt = 0;
   let la = 0;
   for (let i = 0; i < d.length; i++) {
@@ -303,7 +338,7 @@ export function fitDescriptorWeights(
   // (40: exactly the uniform answer, which meets every cap)
   for (const ti of [-1, -0.5, -0.25, 0, 0.25, 0.5, 1])
     for (const ai of [-8, -4, -2, -1, 0, 1, 2, 4, 8, 12, 16, 40]) {
-      const c: CalibrationModel = { t: [...m.t], a: [...m.a] };
+      const c: CalibrationModel = { ...m, t: [...m.t], a: [...m.a] };
       c.t[index] = ti;
       c.a[index] = ai;
       const l = evaluate(c);

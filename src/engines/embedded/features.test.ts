@@ -137,3 +137,34 @@ describe('structured state with the committed artifact', () => {
     assert.ok(Math.max(...text) - Math.min(...text) > 0.01, `${text}`);
   });
 });
+
+describe('descriptor ranges with the committed artifact', () => {
+  it('answers uniformly a choice question whose similarities lie beyond the fitted range (one option ~ the state)', () => {
+    const model = loadModel(DEFAULT_MODEL_DIR);
+    const s = seededUnitVector(31);
+    const noise = seededUnitVector(33);
+    const v = s.map((x, i) => x + 0.15 * (noise[i] ?? 0));
+    const n = Math.hypot(...v);
+    const x = {
+      type: 'choice' as const,
+      k: 4,
+      s,
+      i: seededUnitVector(32),
+      o: [v.map((y) => y / n), ...[34, 35, 36].map(seededUnitVector)],
+      pairSim: null,
+      sentLen: 0,
+      structured: false,
+    };
+    const spread = DESCRIPTORS.indexOf('10*sd(cos(s,o))');
+    const range = model.calibration.types.choice.unseen.support?.find((r) => r.index === spread);
+    assert.ok(range && (descriptors(x)[spread] ?? 0) > range.max, `${descriptors(x)}, ${JSON.stringify(range)}`);
+    const p = predict(x, model);
+    assert.equal(p.family, 'unseen');
+    for (const q of p.probabilities) assert.ok(Math.abs(q - 0.25) < 1e-9, `${p.probabilities}`);
+    // the same map without its ranges extrapolates to a confident answer
+    const unseen = { ...model.calibration.types.choice.unseen, support: undefined };
+    const types = { ...model.calibration.types, choice: { ...model.calibration.types.choice, unseen } };
+    const q = predict(x, { ...model, calibration: { ...model.calibration, types } }).probabilities;
+    assert.ok(Math.max(...q) > 0.5, `${q}`);
+  });
+});

@@ -7,6 +7,7 @@ import { mulberry32 } from '../../lib/seeded.ts';
 import {
   type CalibrationItem,
   calibrate,
+  descriptorSupport,
   fitCalibration,
   fitCalibrationModel,
   fitDescriptorWeights,
@@ -210,6 +211,17 @@ describe('calibration map', () => {
     assert.ok(Math.abs(p - 0.8) < 0.03, `fitted where it has data: ${p}`);
   });
 
+  it('answers uniform outside the descriptor range it was fitted on, and as before inside it', () => {
+    const m = { t: [0.2, -0.5], a: [-3, 0.5] };
+    const ranged = { ...m, support: descriptorSupport([{ d: [1, -1] }, { d: [1, 2] }, { d: [1, 0.5] }], [1]) };
+    assert.deepEqual(ranged.support, [{ index: 1, min: -1, max: 2 }]);
+    for (const v of [-1, 0, 2]) assert.deepEqual(resolveCalibration(ranged, [1, v]), resolveCalibration(m, [1, v]));
+    for (const v of [-1.01, 2.01, 40]) {
+      assert.deepEqual(resolveCalibration(ranged, [1, v]), { temperature: 1, alpha: 1 });
+      assert.notDeepEqual(resolveCalibration(m, [1, v]), { temperature: 1, alpha: 1 });
+    }
+  });
+
   describe('one descriptor fitted on soft-target items, the rest fixed', () => {
     const base = { t: [0.5, 0], a: [-3, 0] };
     const softBrier = (p: number[], target: number) => {
@@ -240,6 +252,25 @@ describe('calibration map', () => {
     it('leaves questions without the descriptor as they were', () => {
       const fit = fitOn([0.1, 0.45, 0.45]);
       assert.deepEqual(resolveCalibration(fit, [1, 0]), resolveCalibration(base, [1, 0]));
+    });
+
+    it("keeps the model's descriptor ranges", () => {
+      const support = [{ index: 1, min: 0, max: 1 }];
+      const fit = fitDescriptorWeights(
+        { ...base, support },
+        1,
+        Array.from({ length: 50 }, () => ({
+          task: 'site',
+          logits: [4, 0, 0],
+          target: -1,
+          soft: [0.9, 0.05, 0.05],
+          d: [1, 1],
+        })),
+        softBrier,
+        () => 1,
+      );
+      assert.notDeepEqual(fit.a, base.a);
+      assert.deepEqual(fit.support, support);
     });
   });
 });

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CalibrationParams, calibrate, resolveCalibration } from './calibration.ts';
+import { type CalibrationParams, calibrate, type DescriptorRange, resolveCalibration } from './calibration.ts';
 import {
   DESCRIPTORS,
   descriptors,
@@ -31,6 +31,8 @@ export interface FamilyCalibration {
   t: number[];
   a: number[];
   descriptors: string[];
+  /** unseen family: descriptor ranges outside which a question gets the uniform answer. */
+  support?: DescriptorRange[];
   /** seen family: (T, alpha) per training task, fitted on its held-out rows; overrides t/a. */
   tasks?: Record<string, CalibrationParams>;
 }
@@ -105,7 +107,10 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
         !c ||
         c.beta.length !== SCALAR_FEATURES[type].length + 1 ||
         c.t.length !== DESCRIPTORS.length ||
-        c.a.length !== DESCRIPTORS.length
+        c.a.length !== DESCRIPTORS.length ||
+        (c.support ?? []).some(
+          (r) => !(r.index >= 0 && r.index < DESCRIPTORS.length && Number.isFinite(r.min) && r.min <= r.max),
+        )
       )
         throw new Error(`model: calibration ${type}/${fam} malformed`);
     }
