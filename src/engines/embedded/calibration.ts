@@ -13,6 +13,8 @@
  * So for any question this map is monotone: a higher logit never gets a lower probability, and
  * the order of options by logit is the order by probability. Parameters are chosen by
  * scripts/train out-of-fold across tasks (leave-tasks-out), per question type and task family.
+ * Where a model lists descriptor ranges (`support`), a question outside them gets the uniform
+ * answer instead of an extrapolated map.
  */
 import { brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
 import { softmax } from './head.ts';

@@ -17,7 +17,7 @@ import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from
 import { goldenInputs, seededUnitVector } from './golden.ts';
 import { bilinearBackward, bilinearForward, emptyBilinear } from './head.ts';
 import { DEFAULT_MODEL_DIR, EMBEDDED_MODEL_ID } from './index.ts';
-import { loadModel, predict } from './model.ts';
+import { type CalibrationFile, loadModel, parseModel, predict, type WeightsFile } from './model.ts';
 
 const model = loadModel(DEFAULT_MODEL_DIR);
 
@@ -93,6 +93,23 @@ describe('head with the committed artifact', () => {
         assert.ok(Math.abs(v - (g[j] ?? 0)) < 1e-9, `case ${c} option ${j}: ${v} != ${g[j]}`);
       });
     });
+  });
+
+  it('refuses a calibration file whose descriptor ranges are malformed, and loads one without ranges', () => {
+    const read = <T>(f: string): T => JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, f), 'utf8')) as T;
+    const weights = read<WeightsFile>('weights.json');
+    const withRange = (support: unknown): CalibrationFile => {
+      const c = read<CalibrationFile>('calibration.json');
+      Object.assign(c.types.choice.unseen, { support });
+      return c;
+    };
+    for (const bad of [
+      [{ index: 2, min: 1, max: 0 }],
+      [{ index: 99, min: 0, max: 1 }],
+      [{ index: 2, min: 0, max: null }],
+    ])
+      assert.throws(() => parseModel(weights, withRange(bad)), /calibration choice\/unseen malformed/);
+    assert.equal(parseModel(weights, withRange(undefined)).id, EMBEDDED_MODEL_ID);
   });
 
   it('every calibration in the artifact is a valid monotone map', () => {

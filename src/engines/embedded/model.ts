@@ -109,7 +109,14 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
         c.t.length !== DESCRIPTORS.length ||
         c.a.length !== DESCRIPTORS.length ||
         (c.support ?? []).some(
-          (r) => !(r.index >= 0 && r.index < DESCRIPTORS.length && Number.isFinite(r.min) && r.min <= r.max),
+          (r) =>
+            !(
+              r.index >= 0 &&
+              r.index < DESCRIPTORS.length &&
+              Number.isFinite(r.min) &&
+              Number.isFinite(r.max) &&
+              r.min <= r.max
+            ),
         )
       )
         throw new Error(`model: calibration ${type}/${fam} malformed`);
