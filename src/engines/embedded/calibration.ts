@@ -16,7 +16,7 @@
  * Where a model lists descriptor ranges (`support`), a question outside them gets the uniform
  * answer instead of an extrapolated map.
  */
-import { brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
+import { argmax, brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
 import { softmax } from './head.ts';
 
 export interface CalibrationParams {
@@ -24,6 +24,9 @@ export interface CalibrationParams {
   /** Weight of the uniform prior, in [0, 1]. */
   alpha: number;
 }
+
+/** The uniform answer: alpha = 1 (T is then irrelevant). */
+const UNIFORM: CalibrationParams = Object.freeze({ temperature: 1, alpha: 1 });
 
 export function calibrate(logits: ArrayLike<number>, c: CalibrationParams): number[] {
   const t = c.temperature > 0 ? c.temperature : 1;
@@ -66,9 +69,8 @@ export function fitCalibration(
     }
     return loss;
   };
-  const uniform: CalibrationParams = { temperature: 1, alpha: 1 };
-  const uniformLoss = lossOf(uniform);
-  let best = uniform;
+  const uniformLoss = lossOf(UNIFORM);
+  let best = UNIFORM;
   let bestLoss = uniformLoss;
   const search = (temps: readonly number[], alphas: readonly number[]): void => {
     for (const temperature of temps)
@@ -86,7 +88,7 @@ export function fitCalibration(
     [0.25, 0.35, 0.5, 0.7, 0.85, 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 14, 20, 30],
     [0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
   );
-  if (best !== uniform) {
+  if (best !== UNIFORM) {
     const { temperature: t0, alpha: a0 } = best;
     const steps = [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6];
     search(
@@ -95,13 +97,7 @@ export function fitCalibration(
     );
   }
   const rows = items.length / Math.max(1, tasks.size);
-  return best !== uniform && (uniformLoss - bestLoss) * rows > 2 ? best : uniform;
-}
-
-function argmax(v: readonly number[]): number {
-  let top = 0;
-  for (let i = 1; i < v.length; i++) if ((v[i] ?? 0) > (v[top] ?? 0)) top = i;
-  return top;
+  return best !== UNIFORM && (uniformLoss - bestLoss) * rows > 2 ? best : UNIFORM;
 }
 
 function round(x: number, digits: number): number {
@@ -144,8 +140,6 @@ export function descriptorSupport(
     return { index, min, max };
   });
 }
-
-const UNIFORM: CalibrationParams = { temperature: 1, alpha: 1 };
 
 export function resolveCalibration(m: CalibrationModel, d: readonly number[]): CalibrationParams {
   for (const r of m.support ?? []) {
