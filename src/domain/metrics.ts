@@ -14,6 +14,8 @@
  * - Score MAE: |E_p[level] - E_t[level]| in levels (score questions only).
  * Targets are distributions (a hard label is one-hot).
  */
+
+import { argmax } from '../lib/argmax.ts';
 import { mulberry32 } from '../lib/seeded.ts';
 import { round2 } from './systemone.ts';
 
@@ -34,12 +36,6 @@ export interface Metrics {
   ece: number;
   /** null when no score items. */
   scoreMae: number | null;
-}
-
-export function argmax(v: readonly number[]): number {
-  let best = 0;
-  for (let i = 1; i < v.length; i++) if ((v[i] ?? 0) > (v[best] ?? 0)) best = i;
-  return best;
 }
 
 function uniqueMax(t: readonly number[]): number | null {

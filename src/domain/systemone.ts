@@ -2,6 +2,8 @@
  * System One semantics, free of HTTP: turning a validated request into what an engine reads,
  * and an engine's distributions into wire answers (confidence, expected score, rounding).
  */
+
+import { argmax } from '../lib/argmax.ts';
 import type { DecisionQuestion, DecisionRequest, Json } from './questions.ts';
 import { renderText } from './questions.ts';
 
@@ -114,12 +116,6 @@ export function normalize(p: number[], expected: number): number[] {
   }
   if (!(sum > 0)) throw new Error('engine returned an all-zero distribution');
   return p.map((x) => x / sum);
-}
-
-function argmax(p: number[]): number {
-  let best = 0;
-  for (let i = 1; i < p.length; i++) if ((p[i] ?? 0) > (p[best] ?? 0)) best = i;
-  return best;
 }
 
 /** clip((k * pmax - 1) / (k - 1), 0, 1) */

@@ -16,7 +16,8 @@
  * Where a model lists descriptor ranges (`support`), a question outside them gets the uniform
  * answer instead of an extrapolated map.
  */
-import { argmax, brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
+import { brierScore, type ConfidencePair, ece } from '../../domain/metrics.ts';
+import { argmax } from '../../lib/argmax.ts';
 import { softmax } from './head.ts';
 
 export interface CalibrationParams {
