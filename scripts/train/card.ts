@@ -318,6 +318,13 @@ export function writeCard(c: CardInput): Record<string, unknown> {
         ([k, v]) => `${k} ${f(v.heldOutRows?.model.accuracy ?? 0, 2)} vs ${f(v.heldOutRows?.prior.accuracy ?? 0, 2)}`,
       )
       .join(', ')}.`,
+    '- **Catch-all options** ("neutral", "other", "none", "out of scope") get no weight of their own: their text',
+    '  resembles no state, so where they are the likeliest answer the model underrates them (goemotions_ekman left out:',
+    "  'neutral' is 33% of rows, accuracy 0.22 vs prior 0.37). A per-option catch-all flag, measured leave-tasks-out",
+    '  (3.3.0 code, seed 3), did not transfer, because how often the catch-all is right differs by set (sick_nli 57% of',
+    '  3 options, goemotions_ekman 33% of 7, clinc150 19% of 151, hate_offensive_davidson 18% of 3): pooled choice ECE',
+    '  0.046 -> 0.060 and Brier 0.1463 -> 0.1550 (goemotions_ekman fell below uniform, hate_offensive_davidson rose',
+    '  above it, accuracy 0.66 -> 0.29); with the flag in the betas only, ECE 0.102; with flag x ln(k-1) added, 0.095.',
     '- A question counts as a training task only with the same type, option count and a near-identical instruction',
     '  (cosine >= the familiarity threshold); rephrase it and it is treated as unseen.',
     '- Negation, counting, arithmetic, multi-step reasoning, and long documents (pooled windows blur detail).',
