@@ -14,7 +14,16 @@ import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
 import type { QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
-import { CROSS_FIT_FOLDS, HEAD_ROWS_PER_TASK, HEAD_TASKS, LICENCES, ROWS_PER_TASK, SEEN_FOLDS } from './config.ts';
+import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import {
+  CROSS_FIT_FOLDS,
+  HEAD_ROWS_PER_TASK,
+  HEAD_TASKS,
+  LICENCES,
+  ROWS_PER_TASK,
+  SEEN_FOLDS,
+  STAGE_A,
+} from './config.ts';
 import type { Example } from './data.ts';
 import type { LatencyReport } from './latency.ts';
 
@@ -160,7 +169,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '  and detected pairs ("Sentence 1: / Sentence 2:", "Question: / Passage:", or a statement quoted in the',
     '  instructions), whose two parts are embedded separately and compared.',
     '- **Head** (`src/engines/embedded/head.ts`): per option, `logit = b0 * bilinear(state, option) + sum b_j * feature_j`;',
-    `  rank-${c.examples.length ? 32 : 0} bilinear maps per type (~131k parameters, float32), plus scalar features: zero-shot cosine`,
+    // eight d x rank matrices: U, V for noul and choice, U, V, P, Q for score
+    `  rank-${STAGE_A.rank} bilinear maps per type (~${Math.round((8 * EMBEDDING_DIM * STAGE_A.rank) / 1000)}k parameters, float32), plus scalar features: zero-shot cosine`,
     '  state/option, its within-question z-score (x ln k for choice), level position u and u^2, ordinal slope of the',
     "  option cosines, pair similarity x u (score), pair similarity (noul), and for score the state's mean sentence",
     '  length x u (standardized; a reading-level signal the encoder does not carry: without it, 3.0.1 had no skill on',
