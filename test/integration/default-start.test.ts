@@ -9,7 +9,7 @@ test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MO
     const key = await server.createKey('default@example.com');
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const models = await (await fetch(`${server.url}/v1/models`, { headers: auth })).json();
-    assert.equal(models.models[0].id, 'brier-lite-3.3.0');
+    assert.equal(models.models[0].id, 'brier-lite-3.4.0');
     const res = await fetch(`${server.url}/v1/systemone`, {
       method: 'POST',
       headers: auth,
@@ -27,7 +27,7 @@ test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MO
     });
     assert.equal(res.status, 200);
     const body = await res.json();
-    assert.equal(body.model, 'brier-lite-3.3.0');
+    assert.equal(body.model, 'brier-lite-3.4.0');
     assert.equal(body.answers.team.type, 'choice');
     assert.ok(body.usage.input_tokens > 0);
   } finally {

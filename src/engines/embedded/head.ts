@@ -15,13 +15,13 @@ import { dot, levelPosition, type QuestionInput, type QuestionType } from './fea
 import { EMBEDDING_DIM } from './pool.ts';
 
 export interface LowRank {
+  rank: number;
   /** EMBEDDING_DIM x rank, row-major. */
   U: Float32Array;
   V: Float32Array;
 }
 
 export interface BilinearWeights {
-  rank: number;
   noul: LowRank;
   choice: LowRank;
   score: LowRank & { P: Float32Array; Q: Float32Array };
@@ -33,7 +33,11 @@ export function emptyBilinear(rank: number, init?: () => number): BilinearWeight
     if (init) for (let i = 0; i < a.length; i++) a[i] = init();
     return a;
   };
-  return { rank, noul: { U: m(), V: m() }, choice: { U: m(), V: m() }, score: { U: m(), V: m(), P: m(), Q: m() } };
+  return {
+    noul: { rank, U: m(), V: m() },
+    choice: { rank, U: m(), V: m() },
+    score: { rank, U: m(), V: m(), P: m(), Q: m() },
+  };
 }
 
 /** out[a] = sum_d v[d] * M[d][a] */
@@ -58,8 +62,8 @@ export interface BilinearTrace {
 }
 
 export function bilinearForward(x: QuestionInput, w: BilinearWeights): BilinearTrace {
-  const r = w.rank;
   const lr = w[x.type];
+  const r = lr.rank;
   const xs = project(lr.U, x.s, r, new Float64Array(r));
   const ys = x.o.map((o) => (o ? project(lr.V, o, r, new Float64Array(r)) : null));
   const bil = new Float64Array(x.k);
@@ -86,7 +90,7 @@ export function bilinearBackward(
   g: ArrayLike<number>,
   grad: BilinearWeights,
 ): void {
-  const r = w.rank;
+  const r = w[x.type].rank;
   const gl = grad[x.type];
   // dU = s (x) sum_k g_k y_k ; dV = sum_k o_k (x) g_k xs
   const sy = new Float64Array(r);
@@ -128,6 +132,53 @@ function addOuter(M: Float32Array, v: ArrayLike<number>, h: Float64Array, r: num
     const row = d * r;
     for (let a = 0; a < r; a++) M[row + a] = (M[row + a] ?? 0) + vd * (h[a] ?? 0);
   }
+}
+
+/**
+ * The mean of several heads as one head, per type: each bilinear score is a sum over rank
+ * components, so the mean of M heads is the head whose factors are theirs side by side (rank = sum
+ * of their ranks), with the state-side factors (U, P) scaled by 1/M. Each type averages its own
+ * list of heads.
+ */
+export function averageBilinear(byType: Record<QuestionType, readonly BilinearWeights[]>): BilinearWeights {
+  const side = (
+    heads: readonly BilinearWeights[],
+    type: QuestionType,
+    pick: (h: BilinearWeights) => Float32Array,
+    scale: number,
+  ): Float32Array => {
+    const rank = heads.reduce((a, h) => a + h[type].rank, 0);
+    const out = new Float32Array(EMBEDDING_DIM * rank);
+    for (let d = 0; d < EMBEDDING_DIM; d++) {
+      let offset = d * rank;
+      for (const h of heads) {
+        const m = pick(h);
+        const r = h[type].rank;
+        for (let a = 0; a < r; a++) out[offset + a] = (m[d * r + a] ?? 0) * scale;
+        offset += r;
+      }
+    }
+    return out;
+  };
+  const lowRank = (type: QuestionType): LowRank => {
+    const heads = byType[type];
+    if (heads.length === 0) throw new Error(`averageBilinear: no heads for ${type}`);
+    return {
+      rank: heads.reduce((a, h) => a + h[type].rank, 0),
+      U: side(heads, type, (h) => h[type].U, 1 / heads.length),
+      V: side(heads, type, (h) => h[type].V, 1),
+    };
+  };
+  const scoreHeads = byType.score;
+  return {
+    noul: lowRank('noul'),
+    choice: lowRank('choice'),
+    score: {
+      ...lowRank('score'),
+      P: side(scoreHeads, 'score', (h) => h.score.P, 1 / scoreHeads.length),
+      Q: side(scoreHeads, 'score', (h) => h.score.Q, 1),
+    },
+  };
 }
 
 /** logits_k = beta_0 * bil_k + sum_j beta_{j+1} psi_kj (psi row-major k x d). */

@@ -18,7 +18,7 @@ import {
 import { type BilinearWeights, bilinearForward, combine } from './head.ts';
 import { EMBEDDING_DIM } from './pool.ts';
 
-export const WEIGHTS_FORMAT = 'brier-lite-head/1';
+export const WEIGHTS_FORMAT = 'brier-lite-head/2';
 export const CALIBRATION_FORMAT = 'brier-lite-calibration/1';
 
 export type Family = 'seen' | 'unseen';
@@ -57,13 +57,12 @@ export interface WeightsFile {
   modelId: string;
   encoder: string;
   dim: number;
-  rank: number;
   window: number;
-  /** base64 little-endian float32, each EMBEDDING_DIM x rank row-major. */
+  /** Per type: its rank and base64 little-endian float32 matrices, each EMBEDDING_DIM x rank row-major. */
   bilinear: {
-    noul: { U: string; V: string };
-    choice: { U: string; V: string };
-    score: { U: string; V: string; P: string; Q: string };
+    noul: { rank: number; U: string; V: string };
+    choice: { rank: number; U: string; V: string };
+    score: { rank: number; U: string; V: string; P: string; Q: string };
   };
   /** The labelled sets whose rows trained the bilinear weights. */
   trainingSets: string[];
@@ -96,10 +95,10 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
   if (calibration.format !== CALIBRATION_FORMAT)
     throw new Error(`model: unknown calibration format ${calibration.format}`);
   if (weights.dim !== EMBEDDING_DIM) throw new Error(`model: dim ${weights.dim} != ${EMBEDDING_DIM}`);
-  const r = weights.rank;
-  const n = EMBEDDING_DIM * r;
   const b = weights.bilinear;
-  const m = (s: string, what: string): Float32Array => decodeFloats(s, n, what);
+  for (const type of ['noul', 'choice', 'score'] as const)
+    if (!(Number.isInteger(b[type].rank) && b[type].rank > 0)) throw new Error(`model: ${type} rank malformed`);
+  const m = (s: string, rank: number, what: string): Float32Array => decodeFloats(s, EMBEDDING_DIM * rank, what);
   for (const type of ['noul', 'choice', 'score'] as const) {
     for (const fam of ['seen', 'unseen'] as const) {
       const c = calibration.types[type]?.[fam];
@@ -126,14 +125,18 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
     id: weights.modelId,
     window: weights.window,
     weights: {
-      rank: r,
-      noul: { U: m(b.noul.U, 'noul.U'), V: m(b.noul.V, 'noul.V') },
-      choice: { U: m(b.choice.U, 'choice.U'), V: m(b.choice.V, 'choice.V') },
+      noul: { rank: b.noul.rank, U: m(b.noul.U, b.noul.rank, 'noul.U'), V: m(b.noul.V, b.noul.rank, 'noul.V') },
+      choice: {
+        rank: b.choice.rank,
+        U: m(b.choice.U, b.choice.rank, 'choice.U'),
+        V: m(b.choice.V, b.choice.rank, 'choice.V'),
+      },
       score: {
-        U: m(b.score.U, 'score.U'),
-        V: m(b.score.V, 'score.V'),
-        P: m(b.score.P, 'score.P'),
-        Q: m(b.score.Q, 'score.Q'),
+        rank: b.score.rank,
+        U: m(b.score.U, b.score.rank, 'score.U'),
+        V: m(b.score.V, b.score.rank, 'score.V'),
+        P: m(b.score.P, b.score.rank, 'score.P'),
+        Q: m(b.score.Q, b.score.rank, 'score.Q'),
       },
     },
     signatures: weights.signatures.map((s) => ({
