@@ -161,6 +161,7 @@ export function runStageASeeds(
   return {
     final: {
       weights: averageBilinear({ noul: heads('noul'), choice: heads('choice'), score: heads('score') }),
+      // stage A's own betas are not shipped (stage B refits them per family)
       beta: (runsOf('choice')[0] as StageAOutputs).final.beta,
     },
     leaveOut: mean((o) => o.leaveOut),

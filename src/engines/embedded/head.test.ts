@@ -112,6 +112,21 @@ describe('head with the committed artifact', () => {
     assert.equal(parseModel(weights, withRange(undefined)).id, EMBEDDED_MODEL_ID);
   });
 
+  it('refuses weights whose per-type rank is missing or does not match the matrices', () => {
+    const read = <T>(f: string): T => JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, f), 'utf8')) as T;
+    const calibration = read<CalibrationFile>('calibration.json');
+    const withRank = (rank: unknown): WeightsFile => {
+      const w = read<WeightsFile>('weights.json');
+      Object.assign(w.bilinear.score, { rank });
+      return w;
+    };
+    for (const bad of [0, 2.5, undefined]) assert.throws(() => parseModel(withRank(bad), calibration), /score rank/);
+    // a rank that does not fit the stored matrices
+    const shipped = read<WeightsFile>('weights.json').bilinear.score.rank;
+    assert.throws(() => parseModel(withRank(shipped + 1), calibration), /score\.U/);
+    assert.equal(parseModel(withRank(shipped), calibration).weights.score.rank, shipped);
+  });
+
   it('every calibration in the artifact is a valid monotone map', () => {
     for (const type of ['noul', 'choice', 'score'] as const) {
       for (const fam of ['seen', 'unseen'] as const) {
