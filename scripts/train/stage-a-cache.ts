@@ -133,14 +133,16 @@ export function runStageASeeds(
     log(`stage A: seed ${seed}`);
     runs.set(seed, runStageA(rows, headTrain, log, { ...config, seed }));
   }
-  const runsOf = (type: QuestionType): StageAOutputs[] =>
-    seeds[type].map((seed) => runs.get(seed)).filter((r) => r !== undefined);
+  const runsOf = (type: QuestionType): [StageAOutputs, ...StageAOutputs[]] => {
+    const [first, ...rest] = seeds[type].map((seed) => runs.get(seed)).filter((r) => r !== undefined);
+    if (!first) throw new Error(`stage A: no seed for ${type}`);
+    return [first, ...rest];
+  };
   const typeOf = new Map(rows.map((r) => [r.ex.id, r.x.type]));
   const mean = (pick: (o: StageAOutputs) => Map<string, Float64Array>): Map<string, Float64Array> => {
     const out = new Map<string, Float64Array>();
     for (const type of ['noul', 'choice', 'score'] as const) {
       const [first, ...rest] = runsOf(type);
-      if (!first) throw new Error(`stage A: no seed for ${type}`);
       for (const [id, v] of pick(first)) {
         if (typeOf.get(id) !== type) continue;
         const sum = Float64Array.from(v);
@@ -162,7 +164,7 @@ export function runStageASeeds(
     final: {
       weights: averageBilinear({ noul: heads('noul'), choice: heads('choice'), score: heads('score') }),
       // stage A's own betas are not shipped (stage B refits them per family)
-      beta: (runsOf('choice')[0] as StageAOutputs).final.beta,
+      beta: runsOf('choice')[0].final.beta,
     },
     leaveOut: mean((o) => o.leaveOut),
     folds: mean((o) => o.folds),

@@ -141,13 +141,14 @@ function addOuter(M: Float32Array, v: ArrayLike<number>, h: Float64Array, r: num
  * list of heads.
  */
 export function averageBilinear(byType: Record<QuestionType, readonly BilinearWeights[]>): BilinearWeights {
+  /** The heads' `pick` matrices side by side (EMBEDDING_DIM x rank), each entry times `scale`. */
   const side = (
     heads: readonly BilinearWeights[],
     type: QuestionType,
+    rank: number,
     pick: (h: BilinearWeights) => Float32Array,
     scale: number,
   ): Float32Array => {
-    const rank = heads.reduce((a, h) => a + h[type].rank, 0);
     const out = new Float32Array(EMBEDDING_DIM * rank);
     for (let d = 0; d < EMBEDDING_DIM; d++) {
       let offset = d * rank;
@@ -163,20 +164,22 @@ export function averageBilinear(byType: Record<QuestionType, readonly BilinearWe
   const lowRank = (type: QuestionType): LowRank => {
     const heads = byType[type];
     if (heads.length === 0) throw new Error(`averageBilinear: no heads for ${type}`);
+    const rank = heads.reduce((a, h) => a + h[type].rank, 0);
     return {
-      rank: heads.reduce((a, h) => a + h[type].rank, 0),
-      U: side(heads, type, (h) => h[type].U, 1 / heads.length),
-      V: side(heads, type, (h) => h[type].V, 1),
+      rank,
+      U: side(heads, type, rank, (h) => h[type].U, 1 / heads.length),
+      V: side(heads, type, rank, (h) => h[type].V, 1),
     };
   };
+  const score = lowRank('score');
   const scoreHeads = byType.score;
   return {
     noul: lowRank('noul'),
     choice: lowRank('choice'),
     score: {
-      ...lowRank('score'),
-      P: side(scoreHeads, 'score', (h) => h.score.P, 1 / scoreHeads.length),
-      Q: side(scoreHeads, 'score', (h) => h.score.Q, 1),
+      ...score,
+      P: side(scoreHeads, 'score', score.rank, (h) => h.score.P, 1 / scoreHeads.length),
+      Q: side(scoreHeads, 'score', score.rank, (h) => h.score.Q, 1),
     },
   };
 }

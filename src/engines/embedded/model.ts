@@ -15,7 +15,7 @@ import {
   SCALAR_FEATURES,
   scalarFeatures,
 } from './features.ts';
-import { type BilinearWeights, bilinearForward, combine } from './head.ts';
+import { type BilinearWeights, bilinearForward, combine, type LowRank } from './head.ts';
 import { EMBEDDING_DIM } from './pool.ts';
 
 export const WEIGHTS_FORMAT = 'brier-lite-head/2';
@@ -96,9 +96,16 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
     throw new Error(`model: unknown calibration format ${calibration.format}`);
   if (weights.dim !== EMBEDDING_DIM) throw new Error(`model: dim ${weights.dim} != ${EMBEDDING_DIM}`);
   const b = weights.bilinear;
-  for (const type of ['noul', 'choice', 'score'] as const)
-    if (!(Number.isInteger(b[type].rank) && b[type].rank > 0)) throw new Error(`model: ${type} rank malformed`);
-  const m = (s: string, rank: number, what: string): Float32Array => decodeFloats(s, EMBEDDING_DIM * rank, what);
+  /** One type's rank (a positive integer) and its U, V matrices (decodeFloats checks their size). */
+  const lowRank = (type: QuestionType): LowRank => {
+    const rank = b[type].rank;
+    if (!(Number.isInteger(rank) && rank > 0)) throw new Error(`model: ${type} rank malformed`);
+    return {
+      rank,
+      U: decodeFloats(b[type].U, EMBEDDING_DIM * rank, `${type}.U`),
+      V: decodeFloats(b[type].V, EMBEDDING_DIM * rank, `${type}.V`),
+    };
+  };
   for (const type of ['noul', 'choice', 'score'] as const) {
     for (const fam of ['seen', 'unseen'] as const) {
       const c = calibration.types[type]?.[fam];
@@ -121,22 +128,17 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
         throw new Error(`model: calibration ${type}/${fam} malformed`);
     }
   }
+  const score = lowRank('score');
   return {
     id: weights.modelId,
     window: weights.window,
     weights: {
-      noul: { rank: b.noul.rank, U: m(b.noul.U, b.noul.rank, 'noul.U'), V: m(b.noul.V, b.noul.rank, 'noul.V') },
-      choice: {
-        rank: b.choice.rank,
-        U: m(b.choice.U, b.choice.rank, 'choice.U'),
-        V: m(b.choice.V, b.choice.rank, 'choice.V'),
-      },
+      noul: lowRank('noul'),
+      choice: lowRank('choice'),
       score: {
-        rank: b.score.rank,
-        U: m(b.score.U, b.score.rank, 'score.U'),
-        V: m(b.score.V, b.score.rank, 'score.V'),
-        P: m(b.score.P, b.score.rank, 'score.P'),
-        Q: m(b.score.Q, b.score.rank, 'score.Q'),
+        ...score,
+        P: decodeFloats(b.score.P, EMBEDDING_DIM * score.rank, 'score.P'),
+        Q: decodeFloats(b.score.Q, EMBEDDING_DIM * score.rank, 'score.Q'),
       },
     },
     signatures: weights.signatures.map((s) => ({
