@@ -20,6 +20,8 @@ import { DEFAULT_MODEL_DIR, EMBEDDED_MODEL_ID } from './index.ts';
 import { type CalibrationFile, loadModel, parseModel, predict, type WeightsFile } from './model.ts';
 
 const model = loadModel(DEFAULT_MODEL_DIR);
+/** A fresh copy of one committed artifact file, to alter. */
+const readArtifact = <T>(file: string): T => JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, file), 'utf8')) as T;
 
 function input(type: QuestionInput['type'], k: number, seed: number, pairSim: number | null = null): QuestionInput {
   return {
@@ -96,10 +98,9 @@ describe('head with the committed artifact', () => {
   });
 
   it('refuses a calibration file whose descriptor ranges are malformed, and loads one without ranges', () => {
-    const read = <T>(f: string): T => JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, f), 'utf8')) as T;
-    const weights = read<WeightsFile>('weights.json');
+    const weights = readArtifact<WeightsFile>('weights.json');
     const withRange = (support: unknown): CalibrationFile => {
-      const c = read<CalibrationFile>('calibration.json');
+      const c = readArtifact<CalibrationFile>('calibration.json');
       Object.assign(c.types.choice.unseen, { support });
       return c;
     };
@@ -113,16 +114,15 @@ describe('head with the committed artifact', () => {
   });
 
   it('refuses weights whose per-type rank is missing or does not match the matrices', () => {
-    const read = <T>(f: string): T => JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, f), 'utf8')) as T;
-    const calibration = read<CalibrationFile>('calibration.json');
+    const calibration = readArtifact<CalibrationFile>('calibration.json');
     const withRank = (rank: unknown): WeightsFile => {
-      const w = read<WeightsFile>('weights.json');
+      const w = readArtifact<WeightsFile>('weights.json');
       Object.assign(w.bilinear.score, { rank });
       return w;
     };
     for (const bad of [0, 2.5, undefined]) assert.throws(() => parseModel(withRank(bad), calibration), /score rank/);
     // a rank that does not fit the stored matrices
-    const shipped = read<WeightsFile>('weights.json').bilinear.score.rank;
+    const shipped = readArtifact<WeightsFile>('weights.json').bilinear.score.rank;
     assert.throws(() => parseModel(withRank(shipped + 1), calibration), /score\.U/);
     assert.equal(parseModel(withRank(shipped), calibration).weights.score.rank, shipped);
   });
