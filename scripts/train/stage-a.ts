@@ -5,7 +5,13 @@
  */
 import type { QuestionInput, QuestionType } from '../../src/engines/embedded/features.ts';
 import { levelPosition, SCALAR_FEATURES, scalarFeatures } from '../../src/engines/embedded/features.ts';
-import { type BilinearWeights, combine, emptyBilinear, project, softmax } from '../../src/engines/embedded/head.ts';
+import {
+  type BilinearWeights,
+  bilinearForward,
+  combine,
+  emptyBilinear,
+  softmax,
+} from '../../src/engines/embedded/head.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { mulberry32 } from './data.ts';
 
@@ -66,7 +72,6 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
   let step = 0;
   const g = emptyBilinear(o.rank);
   const gs = matrices(g);
-  const r = o.rank;
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     const batches: Row[][] = [];
     for (const list of byTask.values()) {
@@ -85,7 +90,6 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
       batches[i] = batches[j] as Row[];
       batches[j] = t;
     }
-    let epochLoss = 0;
     for (const batch of batches) {
       for (const a of gs) a.fill(0);
       const gb: Record<QuestionType, Float64Array> = {
@@ -93,85 +97,7 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
         choice: new Float64Array(beta.choice.length),
         score: new Float64Array(beta.score.length),
       };
-      const yCache = new Map<Float32Array, Float64Array>();
-      const hV = new Map<Float32Array, Float64Array>();
-      for (const row of batch) {
-        const x = row.x;
-        const lr = w[x.type];
-        const gl = g[x.type];
-        const scale = 1 / ((taskCount.get(row.task) ?? 1) * nTasks);
-        const xs = project(lr.U, x.s, r, new Float64Array(r));
-        const ys = x.o.map((ov) => {
-          if (!ov) return null;
-          let y = yCache.get(ov);
-          if (!y) {
-            y = project(lr.V, ov, r, new Float64Array(r));
-            yCache.set(ov, y);
-          }
-          return y;
-        });
-        const bil = new Float64Array(x.k);
-        for (let k = 0; k < x.k; k++) {
-          const y = ys[k];
-          let v = 0;
-          if (y) for (let a = 0; a < r; a++) v += (xs[a] ?? 0) * (y[a] ?? 0);
-          bil[k] = v;
-        }
-        let ps: Float64Array | null = null;
-        let qi: Float64Array | null = null;
-        if (x.type === 'score' && x.i) {
-          ps = project(w.score.P, x.s, r, new Float64Array(r));
-          qi = project(w.score.Q, x.i, r, new Float64Array(r));
-          let t = 0;
-          for (let a = 0; a < r; a++) t += (ps[a] ?? 0) * (qi[a] ?? 0);
-          for (let k = 0; k < x.k; k++) bil[k] = (bil[k] ?? 0) + levelPosition(k, x.k) * t;
-        }
-        const bt = beta[x.type];
-        const logits = combine(bil, row.psi, bt, x.k);
-        const p = softmax(logits);
-        epochLoss -= Math.log(Math.max(1e-12, p[row.target] ?? 0)) * scale;
-        const d = bt.length - 1;
-        const gbt = gb[x.type];
-        const gBil = new Float64Array(x.k);
-        for (let k = 0; k < x.k; k++) {
-          const gk = ((p[k] ?? 0) - (k === row.target ? 1 : 0)) * scale;
-          gBil[k] = gk * (bt[0] ?? 1);
-          for (let f = 0; f < d; f++) gbt[f + 1] = (gbt[f + 1] ?? 0) + gk * (row.psi[k * d + f] ?? 0);
-        }
-        // bilinear grads: dU += s (x) sum_k g_k y_k ; dV(o) += g_k xs (accumulated per distinct o)
-        const sy = new Float64Array(r);
-        for (let k = 0; k < x.k; k++) {
-          const y = ys[k];
-          const gk = gBil[k] ?? 0;
-          const ov = x.o[k];
-          if (!y || !ov || gk === 0) continue;
-          for (let a = 0; a < r; a++) sy[a] = (sy[a] ?? 0) + gk * (y[a] ?? 0);
-          let h = hV.get(ov);
-          if (!h) {
-            h = new Float64Array(r + 1);
-            h[r] = TYPES.indexOf(x.type);
-            hV.set(ov, h);
-          }
-          for (let a = 0; a < r; a++) h[a] = (h[a] ?? 0) + gk * (xs[a] ?? 0);
-        }
-        outer(gl.U, x.s, sy, r);
-        if (ps && qi && x.i) {
-          let gu = 0;
-          for (let k = 0; k < x.k; k++) gu += (gBil[k] ?? 0) * levelPosition(k, x.k);
-          const dp = new Float64Array(r);
-          const dq = new Float64Array(r);
-          for (let a = 0; a < r; a++) {
-            dp[a] = gu * (qi[a] ?? 0);
-            dq[a] = gu * (ps[a] ?? 0);
-          }
-          outer(g.score.P, x.s, dp, r);
-          outer(g.score.Q, x.i, dq, r);
-        }
-      }
-      for (const [ov, h] of hV) {
-        const type = TYPES[h[r] ?? 0] ?? 'noul';
-        outer(g[type].V, ov, h, r);
-      }
+      batchGradient(batch, w, beta, g, gb, (row) => 1 / ((taskCount.get(row.task) ?? 1) * nTasks));
       step++;
       const b1 = 0.9;
       const b2 = 0.999;
@@ -201,9 +127,84 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
         }
       });
     }
-    void epochLoss;
   }
   return { weights: w, beta };
+}
+
+/**
+ * Adds one batch's gradients to `g` (the bilinear matrices) and `gb` (the scalar weights beta_1..;
+ * beta_0 is fixed at 1) and returns its loss: the sum over its rows of weight(row) times the
+ * softmax cross-entropy. Stage A trains one rank for every type. Option projections are computed once per distinct option text, and each
+ * option's V gradient is summed before its outer product.
+ */
+export function batchGradient(
+  batch: readonly Row[],
+  w: BilinearWeights,
+  beta: Record<QuestionType, number[]>,
+  g: BilinearWeights,
+  gb: Record<QuestionType, Float64Array>,
+  weight: (row: Row) => number,
+): number {
+  const r = w.noul.rank;
+  if (w.choice.rank !== r || w.score.rank !== r) throw new Error('stage A: every type must have the same rank');
+  let loss = 0;
+  // per type: an option text's projection and gradient depend on its type's V
+  const yCache = { noul: new Map(), choice: new Map(), score: new Map() } satisfies Record<
+    QuestionType,
+    Map<Float32Array, Float64Array>
+  >;
+  const hV = { noul: new Map(), choice: new Map(), score: new Map() } satisfies Record<
+    QuestionType,
+    Map<Float32Array, Float64Array>
+  >;
+  for (const row of batch) {
+    const x = row.x;
+    const gl = g[x.type];
+    const scale = weight(row);
+    const { bil, xs, ys, ps, qi } = bilinearForward(x, w, yCache[x.type]);
+    const bt = beta[x.type];
+    const logits = combine(bil, row.psi, bt, x.k);
+    const p = softmax(logits);
+    loss -= Math.log(Math.max(1e-12, p[row.target] ?? 0)) * scale;
+    const d = bt.length - 1;
+    const gbt = gb[x.type];
+    const gBil = new Float64Array(x.k);
+    for (let k = 0; k < x.k; k++) {
+      const gk = ((p[k] ?? 0) - (k === row.target ? 1 : 0)) * scale;
+      gBil[k] = gk * (bt[0] ?? 1);
+      for (let f = 0; f < d; f++) gbt[f + 1] = (gbt[f + 1] ?? 0) + gk * (row.psi[k * d + f] ?? 0);
+    }
+    // bilinear grads: dU += s (x) sum_k g_k y_k ; dV(o) += g_k xs (accumulated per distinct o)
+    const sy = new Float64Array(r);
+    for (let k = 0; k < x.k; k++) {
+      const y = ys[k];
+      const gk = gBil[k] ?? 0;
+      const ov = x.o[k];
+      if (!y || !ov || gk === 0) continue;
+      for (let a = 0; a < r; a++) sy[a] = (sy[a] ?? 0) + gk * (y[a] ?? 0);
+      let h = hV[x.type].get(ov);
+      if (!h) {
+        h = new Float64Array(r);
+        hV[x.type].set(ov, h);
+      }
+      for (let a = 0; a < r; a++) h[a] = (h[a] ?? 0) + gk * (xs[a] ?? 0);
+    }
+    outer(gl.U, x.s, sy, r);
+    if (ps && qi && x.i) {
+      let gu = 0;
+      for (let k = 0; k < x.k; k++) gu += (gBil[k] ?? 0) * levelPosition(k, x.k);
+      const dp = new Float64Array(r);
+      const dq = new Float64Array(r);
+      for (let a = 0; a < r; a++) {
+        dp[a] = gu * (qi[a] ?? 0);
+        dq[a] = gu * (ps[a] ?? 0);
+      }
+      outer(g.score.P, x.s, dp, r);
+      outer(g.score.Q, x.i, dq, r);
+    }
+  }
+  for (const type of TYPES) for (const [ov, h] of hV[type]) outer(g[type].V, ov, h, r);
+  return loss;
 }
 
 function outer(M: Float32Array, v: ArrayLike<number>, h: ArrayLike<number>, r: number): void {

@@ -52,7 +52,7 @@ export function project(M: Float32Array, v: ArrayLike<number>, rank: number, out
   return out;
 }
 
-/** Intermediate values of one bilinear forward pass, kept for the backward pass. */
+/** Intermediate values of one bilinear forward pass, kept for the backward pass (scripts/train stage A). */
 export interface BilinearTrace {
   bil: Float64Array;
   xs: Float64Array;
@@ -61,11 +61,28 @@ export interface BilinearTrace {
   qi: Float64Array | null;
 }
 
-export function bilinearForward(x: QuestionInput, w: BilinearWeights): BilinearTrace {
+/**
+ * The bilinear scores of a question's options. `options`, where given, keeps each option text's
+ * projection V'o for the next call (training reuses them across a batch; it must hold projections
+ * of this question type's V only).
+ */
+export function bilinearForward(
+  x: QuestionInput,
+  w: BilinearWeights,
+  options?: Map<Float32Array, Float64Array>,
+): BilinearTrace {
   const lr = w[x.type];
   const r = lr.rank;
   const xs = project(lr.U, x.s, r, new Float64Array(r));
-  const ys = x.o.map((o) => (o ? project(lr.V, o, r, new Float64Array(r)) : null));
+  const ys = x.o.map((o) => {
+    if (!o) return null;
+    let y = options?.get(o);
+    if (!y) {
+      y = project(lr.V, o, r, new Float64Array(r));
+      options?.set(o, y);
+    }
+    return y;
+  });
   const bil = new Float64Array(x.k);
   for (let k = 0; k < x.k; k++) {
     const y = ys[k];
@@ -80,58 +97,6 @@ export function bilinearForward(x: QuestionInput, w: BilinearWeights): BilinearT
     for (let k = 0; k < x.k; k++) bil[k] = (bil[k] ?? 0) + levelPosition(k, x.k) * t;
   }
   return { bil, xs, ys, ps, qi };
-}
-
-/** Accumulates d(loss)/d(weights) given g[k] = d(loss)/d(bil_k). */
-export function bilinearBackward(
-  x: QuestionInput,
-  w: BilinearWeights,
-  trace: BilinearTrace,
-  g: ArrayLike<number>,
-  grad: BilinearWeights,
-): void {
-  const r = w[x.type].rank;
-  const gl = grad[x.type];
-  // dU = s (x) sum_k g_k y_k ; dV = sum_k o_k (x) g_k xs
-  const sy = new Float64Array(r);
-  for (let k = 0; k < x.k; k++) {
-    const y = trace.ys[k];
-    const gk = g[k] ?? 0;
-    if (!y || gk === 0) continue;
-    for (let a = 0; a < r; a++) sy[a] = (sy[a] ?? 0) + gk * (y[a] ?? 0);
-    const o = x.o[k];
-    if (!o) continue;
-    for (let d = 0; d < EMBEDDING_DIM; d++) {
-      const od = (o[d] ?? 0) * gk;
-      if (od === 0) continue;
-      const row = d * r;
-      for (let a = 0; a < r; a++) gl.V[row + a] = (gl.V[row + a] ?? 0) + od * (trace.xs[a] ?? 0);
-    }
-  }
-  addOuter(gl.U, x.s, sy, r);
-  if (x.type === 'score' && trace.ps && trace.qi && x.i) {
-    let gu = 0;
-    for (let k = 0; k < x.k; k++) gu += (g[k] ?? 0) * levelPosition(k, x.k);
-    if (gu !== 0) {
-      const dq = new Float64Array(r);
-      const dp = new Float64Array(r);
-      for (let a = 0; a < r; a++) {
-        dp[a] = gu * (trace.qi[a] ?? 0);
-        dq[a] = gu * (trace.ps[a] ?? 0);
-      }
-      addOuter(grad.score.P, x.s, dp, r);
-      addOuter(grad.score.Q, x.i, dq, r);
-    }
-  }
-}
-
-function addOuter(M: Float32Array, v: ArrayLike<number>, h: Float64Array, r: number): void {
-  for (let d = 0; d < EMBEDDING_DIM; d++) {
-    const vd = v[d] ?? 0;
-    if (vd === 0) continue;
-    const row = d * r;
-    for (let a = 0; a < r; a++) M[row + a] = (M[row + a] ?? 0) + vd * (h[a] ?? 0);
-  }
 }
 
 /**
