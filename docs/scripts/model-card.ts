@@ -197,7 +197,7 @@ export function renderCalibration(report: Report, card: string): string {
     '',
     '### Held-out tasks, leave-tasks-out (the honest transfer number)',
     '',
-    'For each task the head is trained without it, the betas are fitted without it, and its temperature and mixing weight are fitted on the other tasks only: how the model does on a kind of question it has never seen.',
+    'For each task the head is trained without it, the betas are fitted without it, and its temperature and mixing weight are fitted on the other tasks only (on their scores from betas that never saw it either): how the model does on a kind of question it has never seen.',
     '',
     metricsTable(report.leaveTasksOut, true),
     '',

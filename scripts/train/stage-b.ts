@@ -5,6 +5,7 @@
 
 import { brierScore, oneHot } from '../../src/domain/metrics.ts';
 import {
+  type CalibrationItem,
   type CalibrationModel,
   calibrate,
   descriptorSupport,
@@ -74,10 +75,12 @@ export interface HeldOut {
 
 /**
  * Leave-one-task-out for a type and family: for each task, beta and the calibration model are
- * fitted on the other tasks only (the calibration on their leave-task-out logits), then applied
- * to it. Each fit keeps the Brier of every task it is fitted on at or below the uniform answer's,
- * and answers uniform outside the range of the similarity descriptors it was fitted on.
- * Returns the held-out predictions and the shipped fit (all tasks).
+ * fitted on the other tasks only, then applied to it. The calibration is fitted on logits that
+ * no fit saw: each other task's rows scored by a beta fitted without both tasks (leave two out),
+ * so that nothing fitted for a held-out task has seen it. Each fit keeps the Brier of every task
+ * it is fitted on at or below the uniform answer's, and answers uniform outside the range of the
+ * similarity descriptors it was fitted on. Returns the held-out predictions and the shipped fit
+ * (all tasks: beta on every task, the calibration on leave-one-out logits).
  */
 export function leaveTasksOut(
   rows: BRow[],
@@ -87,41 +90,50 @@ export function leaveTasksOut(
   const tasks = [...new Set(rows.map((r) => r.task))].sort();
   const kOf = new Map<string, number>();
   for (const r of rows) kOf.set(r.task, r.k);
-  const betaWithout = new Map<string, number[]>();
-  for (const t of tasks)
-    betaWithout.set(
-      t,
-      fitBeta(
-        rows.filter((r) => r.task !== t),
+  const betas = new Map<string, number[]>();
+  /** Beta fitted on every task but `excluded` (memoized: the held-out and shipped fits share them). */
+  const betaWithout = (excluded: readonly string[]): number[] => {
+    const key = [...excluded].sort().join('\n');
+    let beta = betas.get(key);
+    if (!beta) {
+      beta = fitBeta(
+        rows.filter((r) => !excluded.includes(r.task)),
         dims,
         l2,
-      ),
-    );
-  const oof = rows.map((r) => ({
-    task: r.task,
-    target: r.target,
-    d: r.d,
-    logits: combine(r.bil, r.psi, betaWithout.get(r.task) ?? [], r.k),
-  }));
+      );
+      betas.set(key, beta);
+    }
+    return beta;
+  };
+  /** The rows of each task in `of`, scored by a beta fitted without it and without `without`. */
+  const scoredWithout = (without: readonly string[], of: readonly string[]): CalibrationItem[] =>
+    of.flatMap((task) => {
+      const beta = betaWithout([...without, task]);
+      return rows
+        .filter((r) => r.task === task)
+        .map((r) => ({ task, target: r.target, d: r.d, logits: combine(r.bil, r.psi, beta, r.k) }));
+    });
   // every fitted task's Brier stays at or below the uniform answer's: training sets too (scored by
   // heads refit without them, they are unseen tasks as much as the held-out sets are)
   const cap = (task: string): number => uniformBrier(kOf.get(task) ?? 2);
-  const fitWithSupport = (items: typeof oof): CalibrationModel => ({
+  const fitWithSupport = (items: CalibrationItem[]): CalibrationModel => ({
     ...fitCalibrationModel(items, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT }),
     support: descriptorSupport(items, RANGE_CHECKED_DESCRIPTORS),
   });
   const heldOut: HeldOut[] = [];
   if (tasks.length > 1) {
     for (const t of tasks) {
-      // calibration for t from the other tasks' out-of-task logits only (their betas saw t: a
-      // leak of a few scalars, stated in the model card)
-      const m = fitWithSupport(oof.filter((r) => r.task !== t));
-      for (const r of oof)
-        if (r.task === t)
-          heldOut.push({ task: t, p: calibrate(r.logits, resolveCalibration(m, r.d)), target: r.target });
+      const m = fitWithSupport(
+        scoredWithout(
+          [t],
+          tasks.filter((u) => u !== t),
+        ),
+      );
+      for (const r of scoredWithout([], [t]))
+        heldOut.push({ task: t, p: calibrate(r.logits, resolveCalibration(m, r.d)), target: r.target });
     }
   }
   const beta = fitBeta(rows, dims, l2);
-  const calibration = fitWithSupport(oof);
+  const calibration = fitWithSupport(scoredWithout([], tasks));
   return { heldOut, beta, calibration };
 }

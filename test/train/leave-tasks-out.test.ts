@@ -77,4 +77,16 @@ describe('leave-tasks-out calibration (training, stage B)', () => {
       },
     );
   });
+
+  it('answers a left-out task the same whatever its own labels: nothing fitted for it has seen them', () => {
+    const rows = [...task('a', 60, 0.85, 1), ...task('b', 60, 0.85, 2), ...task('c', 60, 0.85, 3)];
+    // the same questions of task c, labelled so that the feature points away from the answer
+    const relabelled = rows.map((r) => (r.task === 'c' ? { ...r, target: (r.target + 1) % 3 } : r));
+    const heldOut = (fit: ReturnType<typeof leaveTasksOut>) =>
+      fit.heldOut.filter((h) => h.task === 'c').map((h) => h.p);
+    assert.deepEqual(heldOut(leaveTasksOut(relabelled, 1, 1e-2)), heldOut(leaveTasksOut(rows, 1, 1e-2)));
+    // while the other tasks' answers do depend on them (c's labels fit their beta and calibration)
+    const other = (fit: ReturnType<typeof leaveTasksOut>) => fit.heldOut.filter((h) => h.task === 'a').map((h) => h.p);
+    assert.notDeepEqual(other(leaveTasksOut(relabelled, 1, 1e-2)), other(leaveTasksOut(rows, 1, 1e-2)));
+  });
 });
