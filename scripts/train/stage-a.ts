@@ -134,8 +134,9 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
 /**
  * Adds one batch's gradients to `g` (the bilinear matrices) and `gb` (the scalar weights beta_1..;
  * beta_0 is fixed at 1) and returns its loss: the sum over its rows of weight(row) times the
- * softmax cross-entropy. Stage A trains one rank for every type. Option projections are computed once per distinct option text, and each
- * option's V gradient is summed before its outer product.
+ * softmax cross-entropy. Every type has the same rank (stage A trains one). Option projections
+ * are computed once per distinct option text and type, and each option's V gradient is summed
+ * before its outer product.
  */
 export function batchGradient(
   batch: readonly Row[],
