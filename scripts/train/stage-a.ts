@@ -38,8 +38,22 @@ export interface StageAResult {
 
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
 
+/** The matrices stage A trains, by name (one list for training and its gradient test). */
+export function namedMatrices(w: BilinearWeights): [string, Float32Array][] {
+  return [
+    ['noul.U', w.noul.U],
+    ['noul.V', w.noul.V],
+    ['choice.U', w.choice.U],
+    ['choice.V', w.choice.V],
+    ['score.U', w.score.U],
+    ['score.V', w.score.V],
+    ['score.P', w.score.P],
+    ['score.Q', w.score.Q],
+  ];
+}
+
 function matrices(w: BilinearWeights): Float32Array[] {
-  return [w.noul.U, w.noul.V, w.choice.U, w.choice.V, w.score.U, w.score.V, w.score.P, w.score.Q];
+  return namedMatrices(w).map(([, m]) => m);
 }
 
 export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {

@@ -133,7 +133,7 @@ export function leaveTasksOut(
         heldOut.push({ task: t, p: calibrate(r.logits, resolveCalibration(m, r.d)), target: r.target });
     }
   }
-  const beta = fitBeta(rows, dims, l2);
+  const beta = betaWithout([]);
   const calibration = fitWithSupport(scoredWithout([], tasks));
   return { heldOut, beta, calibration };
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { batchGradient, type Row, rowsFrom } from '../../scripts/train/stage-a.ts';
+import { batchGradient, namedMatrices, type Row, rowsFrom } from '../../scripts/train/stage-a.ts';
 import type { QuestionInput, QuestionType } from '../../src/engines/embedded/features.ts';
 import { seededUnitVector } from '../../src/engines/embedded/golden.ts';
-import { type BilinearWeights, emptyBilinear } from '../../src/engines/embedded/head.ts';
+import { emptyBilinear } from '../../src/engines/embedded/head.ts';
 import { mulberry32 } from '../../src/lib/seeded.ts';
 
 const RANK = 4;
@@ -46,19 +46,6 @@ function betas(rand: () => number): Record<QuestionType, number[]> {
 
 const weight = (row: Row): number => (row.task === 'a' ? 0.25 : 0.5);
 
-function matrices(w: BilinearWeights): [string, Float32Array][] {
-  return [
-    ['noul.U', w.noul.U],
-    ['noul.V', w.noul.V],
-    ['choice.U', w.choice.U],
-    ['choice.V', w.choice.V],
-    ['score.U', w.score.U],
-    ['score.V', w.score.V],
-    ['score.P', w.score.P],
-    ['score.Q', w.score.Q],
-  ];
-}
-
 function zeroBetas(): Record<QuestionType, Float64Array> {
   return { noul: new Float64Array(5), choice: new Float64Array(4), score: new Float64Array(9) };
 }
@@ -73,9 +60,9 @@ describe('stage A (training, head weights)', () => {
     const g = emptyBilinear(RANK);
     const gb = zeroBetas();
     batchGradient(rows, w, beta, g, gb, weight);
-    const grads = new Map(matrices(g));
+    const grads = new Map(namedMatrices(g));
     const h = 1e-2;
-    for (const [name, param] of matrices(w)) {
+    for (const [name, param] of namedMatrices(w)) {
       const dparam = grads.get(name) ?? new Float32Array();
       // the largest gradient entries (most dimensions carry a small share) and a few others
       const order = [...dparam.keys()].sort((i, j) => Math.abs(dparam[j] ?? 0) - Math.abs(dparam[i] ?? 0));
