@@ -68,7 +68,15 @@ import { embedAll } from './embed.ts';
 import { measureLatency } from './latency.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds } from './stage-a-cache.ts';
-import { type BRow, fitBeta, type HeldOut, hardBrier, leaveTasksOut } from './stage-b.ts';
+import {
+  type BRow,
+  fitBeta,
+  type HeldOut,
+  type Hindsight,
+  hardBrier,
+  hindsightCalibration,
+  leaveTasksOut,
+} from './stage-b.ts';
 import { openDiskStore } from './store.ts';
 
 const started = Date.now();
@@ -165,6 +173,7 @@ const calibration: CalibrationFile = {
   types: {} as CalibrationFile['types'],
 };
 const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
+const hindsight: (Hindsight & { type: QuestionType })[] = [];
 // (the hash prefix is still `half:` from the 2-fold days: renaming it would reshuffle the folds)
 const crossFitFold = (id: string): number => hash32(`half:${id}`) % CROSS_FIT_FOLDS;
 type CrossFitted = { task: string; type: QuestionType; p: number[]; target: number };
@@ -258,8 +267,8 @@ for (const type of TYPES) {
           return u ? u.sum / u.n : Number.POSITIVE_INFINITY;
         })
       : lto.calibration;
-  if (process.env.DEBUG_CAL) debugCalibration(type, unseen, dims);
   for (const h of lto.heldOut) lotoHeldOut.push({ ...h, type });
+  for (const h of hindsightCalibration(lto.heldOut)) hindsight.push({ ...h, type });
   const fam = (beta: number[], m: CalibrationModel, tasks?: FamilyCalibration['tasks']): FamilyCalibration => ({
     beta: beta.map((b) => Number(b.toFixed(6))),
     features,
@@ -349,6 +358,7 @@ const report = writeCard({
   seenCross,
   seenCrossAll,
   lotoHeldOut,
+  hindsight,
   caldecItems,
   calibration,
   latency,
@@ -359,24 +369,3 @@ const report = writeCard({
 });
 writeFileSync(join(OUT_DIR, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
 log(`wrote ${OUT_DIR}`);
-
-function debugCalibration(type: string, unseen: (BRow & { d: number[] })[], dims: number): void {
-  const beta = fitBeta(unseen, dims, L2_UNSEEN);
-  for (const task of [...new Set(unseen.map((r) => r.task))].sort()) {
-    const rs = unseen.filter((r) => r.task === task);
-    const betaOut = fitBeta(
-      unseen.filter((r) => r.task !== task),
-      dims,
-      L2_UNSEEN,
-    );
-    const items = rs.map((r) => ({ task, target: r.target, logits: combine(r.bil, r.psi, betaOut, r.k) }));
-    const c = fitCalibration(items);
-    const meanD = DESCRIPTORS.map((_, i) => rs.reduce((a, r) => a + (r.d[i] ?? 0), 0) / rs.length);
-    let br = 0;
-    for (const it of items) br += hardBrier(calibrate(it.logits, c), it.target);
-    console.log(
-      `  ${type} ${task.padEnd(24)} d=${meanD.map((v) => v.toFixed(2)).join(',')} best T=${c.temperature} a=${c.alpha} brier=${(br / items.length).toFixed(4)} unif=${((rs[0]?.k ?? 2) - 1) / (rs[0]?.k ?? 2) ** 2}`,
-    );
-  }
-  void beta;
-}

@@ -9,6 +9,7 @@ import {
   type CalibrationModel,
   calibrate,
   descriptorSupport,
+  fitCalibration,
   fitCalibrationModel,
   resolveCalibration,
 } from '../../src/engines/embedded/calibration.ts';
@@ -71,6 +72,40 @@ export interface HeldOut {
   task: string;
   p: number[];
   target: number;
+  /** The logits before calibration (beta fitted without the task) and the question's descriptors. */
+  logits: number[];
+  d: number[];
+}
+
+/** What one (T, alpha) fitted on a left-out task's own labels would have scored. */
+export interface Hindsight {
+  task: string;
+  k: number;
+  temperature: number;
+  alpha: number;
+  /** Mean Brier with that (T, alpha); the uniform answer where it beats uniform by too little (AIC). */
+  brier: number;
+  /** Mean of each descriptor over the task's questions. */
+  meanD: number[];
+}
+
+/**
+ * A diagnosis of the leave-tasks-out calibration, never shipped: each left-out task calibrated
+ * with hindsight, by one (T, alpha) fitted on its own labels (calibration.ts `fitCalibration`).
+ * Where tasks with similar descriptors need very different (T, alpha), no map from the
+ * descriptors can calibrate them all.
+ */
+export function hindsightCalibration(heldOut: readonly HeldOut[]): Hindsight[] {
+  const tasks = [...new Set(heldOut.map((h) => h.task))].sort();
+  return tasks.map((task) => {
+    const items = heldOut.filter((h) => h.task === task);
+    const c = fitCalibration(items);
+    let brier = 0;
+    for (const it of items) brier += hardBrier(calibrate(it.logits, c), it.target);
+    const dims = items[0]?.d.length ?? 0;
+    const meanD = Array.from({ length: dims }, (_, i) => items.reduce((a, it) => a + (it.d[i] ?? 0), 0) / items.length);
+    return { task, k: items[0]?.logits.length ?? 0, ...c, brier: brier / items.length, meanD };
+  });
 }
 
 /**
@@ -130,7 +165,7 @@ export function leaveTasksOut(
         ),
       );
       for (const r of scoredWithout([], [t]))
-        heldOut.push({ task: t, p: calibrate(r.logits, resolveCalibration(m, r.d)), target: r.target });
+        heldOut.push({ ...r, p: calibrate(r.logits, resolveCalibration(m, r.d)) });
     }
   }
   const beta = betaWithout([]);

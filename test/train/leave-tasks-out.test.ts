@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type BRow, hardBrier, leaveTasksOut, uniformBrier } from '../../scripts/train/stage-b.ts';
+import {
+  type BRow,
+  hardBrier,
+  hindsightCalibration,
+  leaveTasksOut,
+  uniformBrier,
+} from '../../scripts/train/stage-b.ts';
 import { calibrate, resolveCalibration } from '../../src/engines/embedded/calibration.ts';
 import { DESCRIPTORS } from '../../src/engines/embedded/features.ts';
 import { combine } from '../../src/engines/embedded/head.ts';
@@ -21,17 +27,23 @@ function task(name: string, n: number, hit: number, seed: number, level = 0): BR
   });
 }
 
+/**
+ * Three tasks where the feature is right 85% of the time and one where it is right 45% (chance:
+ * 33%), not told apart by any descriptor.
+ */
+function strongAndWeak(): BRow[] {
+  return [
+    ...task('a', 90, 0.85, 1),
+    ...task('b', 90, 0.85, 2),
+    ...task('c', 90, 0.85, 3),
+    ...task('weak', 90, 0.45, 4),
+  ];
+}
+
 describe('leave-tasks-out calibration (training, stage B)', () => {
   it("keeps every fitted task's Brier at or below the uniform answer's, however the others pull", () => {
-    // Three tasks where the feature is right 85% of the time and one where it is right 45% (chance:
-    // 33%), not told apart by any descriptor: without the cap, the fit answers the weak task as
-    // confidently as the others, worse than uniform there.
-    const rows = [
-      ...task('a', 90, 0.85, 1),
-      ...task('b', 90, 0.85, 2),
-      ...task('c', 90, 0.85, 3),
-      ...task('weak', 90, 0.45, 4),
-    ];
+    // without the cap, the fit answers the weak task as confidently as the others, worse than uniform there
+    const rows = strongAndWeak();
     const fit = leaveTasksOut(rows, 1, 1e-2);
     for (const name of ['a', 'b', 'c', 'weak']) {
       const own = rows.filter((r) => r.task === name);
@@ -89,5 +101,27 @@ describe('leave-tasks-out calibration (training, stage B)', () => {
     assert.deepEqual(answers(after, 'c'), answers(before, 'c'));
     // while the other tasks' answers do depend on them (c's labels fit their beta and calibration)
     assert.notDeepEqual(answers(after, 'a'), answers(before, 'a'));
+  });
+
+  it("diagnoses, with hindsight, what each left-out task's own (T, alpha) would have scored", () => {
+    // the weak task's descriptors equal the others', so the shared map must under-trust the strong ones
+    const rows = strongAndWeak();
+    const fit = leaveTasksOut(rows, 1, 1e-2);
+    const hindsight = new Map(hindsightCalibration(fit.heldOut).map((h) => [h.task, h]));
+    assert.deepEqual([...hindsight.keys()], ['a', 'b', 'c', 'weak']);
+    const brierOf = (name: string): number => {
+      const own = fit.heldOut.filter((h) => h.task === name);
+      return own.reduce((s, h) => s + hardBrier(h.p, h.target), 0) / own.length;
+    };
+    for (const [name, h] of hindsight) {
+      assert.equal(h.k, 3);
+      assert.deepEqual(h.meanD, rows[0]?.d);
+      assert.ok(h.brier <= uniformBrier(3) + 1e-12, `${name}: ${h.brier}`);
+    }
+    const a = hindsight.get('a');
+    const weak = hindsight.get('weak');
+    // a strong task, trusted by its own labels, is sharper and scores better than the shared map let it
+    assert.ok(a && weak && a.brier < brierOf('a') - 0.01, `${a?.brier} vs ${brierOf('a')}`);
+    assert.ok(a.alpha < 1 && (weak.alpha === 1 || weak.temperature > a.temperature), JSON.stringify({ a, weak }));
   });
 });
