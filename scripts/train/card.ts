@@ -389,7 +389,10 @@ export function writeCard(c: CardInput): Record<string, unknown> {
   };
 }
 
-/** Descriptors shown beside each task's hindsight calibration (the constant and `structured` say nothing here). */
+/**
+ * Descriptors shown beside each task's hindsight calibration: not the constant or `structured` (the same for every
+ * set), nor ln(k) (the table has k).
+ */
 const HINDSIGHT_DESCRIPTORS = DESCRIPTORS.filter((d) => d !== '1' && d !== 'structured' && d !== 'ln(k)');
 
 /**

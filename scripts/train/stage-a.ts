@@ -164,14 +164,13 @@ export function batchGradient(
   if (w.choice.rank !== r || w.score.rank !== r) throw new Error('stage A: every type must have the same rank');
   let loss = 0;
   // per type: an option text's projection and gradient depend on its type's V
-  const yCache = { noul: new Map(), choice: new Map(), score: new Map() } satisfies Record<
-    QuestionType,
-    Map<Float32Array, Float64Array>
-  >;
-  const hV = { noul: new Map(), choice: new Map(), score: new Map() } satisfies Record<
-    QuestionType,
-    Map<Float32Array, Float64Array>
-  >;
+  const perType = (): Record<QuestionType, Map<Float32Array, Float64Array>> => ({
+    noul: new Map(),
+    choice: new Map(),
+    score: new Map(),
+  });
+  const yCache = perType();
+  const hV = perType();
   for (const row of batch) {
     const x = row.x;
     const gl = g[x.type];

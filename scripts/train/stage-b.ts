@@ -155,6 +155,9 @@ export function leaveTasksOut(
     ...fitCalibrationModel(items, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT }),
     support: descriptorSupport(items, RANGE_CHECKED_DESCRIPTORS),
   });
+  // every task's rows scored by the beta fitted without it: what the held-out fits answer, and what
+  // the shipped calibration is fitted on
+  const oneOut = scoredWithout([], tasks);
   const heldOut: HeldOut[] = [];
   if (tasks.length > 1) {
     for (const t of tasks) {
@@ -164,11 +167,11 @@ export function leaveTasksOut(
           tasks.filter((u) => u !== t),
         ),
       );
-      for (const r of scoredWithout([], [t]))
-        heldOut.push({ ...r, p: calibrate(r.logits, resolveCalibration(m, r.d)) });
+      for (const r of oneOut)
+        if (r.task === t) heldOut.push({ ...r, p: calibrate(r.logits, resolveCalibration(m, r.d)) });
     }
   }
   const beta = betaWithout([]);
-  const calibration = fitWithSupport(scoredWithout([], tasks));
+  const calibration = fitWithSupport(oneOut);
   return { heldOut, beta, calibration };
 }

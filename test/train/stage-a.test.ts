@@ -50,6 +50,17 @@ function zeroBetas(): Record<QuestionType, Float64Array> {
   return { noul: new Float64Array(5), choice: new Float64Array(4), score: new Float64Array(9) };
 }
 
+/** d loss / d params[idx] by central difference (params[idx] restored afterwards). */
+function slope(params: Float32Array | number[], idx: number, loss: () => number, h: number): number {
+  const old = params[idx] ?? 0;
+  params[idx] = old + h;
+  const up = loss();
+  params[idx] = old - h;
+  const down = loss();
+  params[idx] = old;
+  return (up - down) / (2 * h);
+}
+
 describe('stage A (training, head weights)', () => {
   it("batch gradients match finite differences of the batch's weighted loss, for every matrix and beta", () => {
     const rand = mulberry32(7);
@@ -69,13 +80,7 @@ describe('stage A (training, head weights)', () => {
       const largest = Math.abs(dparam[order[0] ?? 0] ?? 0);
       assert.ok(largest > 1e-3, `${name}: no gradient at all`);
       for (const idx of [...order.slice(0, 3), 5, 1000, 2047]) {
-        const old = param[idx] ?? 0;
-        param[idx] = old + h;
-        const up = loss();
-        param[idx] = old - h;
-        const down = loss();
-        param[idx] = old;
-        const numeric = (up - down) / (2 * h);
+        const numeric = slope(param, idx, loss, h);
         const analytic = dparam[idx] ?? 0;
         assert.ok(
           Math.abs(numeric - analytic) < 1e-3 * Math.abs(analytic) + 1e-6,
@@ -85,13 +90,7 @@ describe('stage A (training, head weights)', () => {
     }
     for (const type of ['noul', 'choice', 'score'] as const) {
       for (let j = 1; j < beta[type].length; j++) {
-        const old = beta[type][j] ?? 0;
-        beta[type][j] = old + h;
-        const up = loss();
-        beta[type][j] = old - h;
-        const down = loss();
-        beta[type][j] = old;
-        const numeric = (up - down) / (2 * h);
+        const numeric = slope(beta[type], j, loss, h);
         const got = gb[type][j] ?? 0;
         assert.ok(Math.abs(numeric - got) < 1e-3 * Math.abs(got) + 1e-6, `beta.${type}[${j}]: ${numeric} vs ${got}`);
       }
