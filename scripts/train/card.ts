@@ -88,6 +88,15 @@ export function writeCard(c: CardInput): Record<string, unknown> {
   const seenAll = perType(c.seenCrossAll);
   const loto = perType(c.lotoHeldOut);
   const shipped = perType(heldTasksShipped);
+  // how much of the pooled leave-tasks-out choice ECE one set carries: the set without which it is lowest
+  const choiceLoto = c.lotoHeldOut.filter((s) => s.type === 'choice');
+  const choiceWithout = [...new Set(choiceLoto.map((s) => s.task))]
+    .map((task) => ({
+      task,
+      n: choiceLoto.filter((s) => s.task === task).length,
+      ece: c.computeMetrics(choiceLoto.filter((s) => s.task !== task).map(c.toItem)).ece,
+    }))
+    .sort((a, b) => a.ece - b.ece)[0];
   const tasks = [...new Set(c.examples.map((e) => e.task))].sort();
   const perTask = Object.fromEntries(
     tasks.map((t) => {
@@ -258,9 +267,9 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     'For each task: head weights trained without it (it is either a held-out set or, for the training sets, refit',
     'without it), betas fitted without it, and (T, alpha) fitted on the other tasks only, on their logits from betas',
     'fitted without both them and this task (leave two tasks out): nothing fitted for a task has seen its labels.',
-    'Leave-tasks-out comparisons quoted elsewhere in this card (seeds, catch-all options, cap margin, ridge) were measured',
-    'with the earlier evaluation, whose calibration saw logits from betas fitted with the left-out task: they compare',
-    'variants under one procedure, not with this table.',
+    'The seeds comparison above was measured with the earlier evaluation, whose calibration saw logits from betas fitted',
+    'with the left-out task: it compares variants under one procedure, not with this table (models/brier-lite/EXPERIMENTS.md',
+    'lists the variants measured under each).',
     ...typeTable(loto),
     '',
     '### Held-out tasks, shipped model',
@@ -344,28 +353,13 @@ export function writeCard(c: CardInput): Record<string, unknown> {
       .join(', ')}.`,
     '- **Catch-all options** ("neutral", "other", "none", "out of scope") get no weight of their own: their text',
     '  resembles no state, so where they are the likeliest answer the model underrates them (goemotions_ekman left out:',
-    "  'neutral' is 33% of rows, accuracy 0.22 vs prior 0.37). A per-option catch-all flag, measured leave-tasks-out",
-    '  (3.3.0 code, seed 3), did not transfer, because how often the catch-all is right differs by set (sick_nli 57% of',
-    '  3 options, goemotions_ekman 33% of 7, clinc150 19% of 151, hate_offensive_davidson 18% of 3): pooled choice ECE',
-    '  0.046 -> 0.060 and Brier 0.1463 -> 0.1550 (goemotions_ekman fell below uniform, hate_offensive_davidson rose',
-    '  above it, accuracy 0.66 -> 0.29); with the flag in the betas only, ECE 0.102; with flag x ln(k-1) added, 0.095;',
-    '  as a calibration descriptor (the question has a catch-all option), ECE 0.051 and goemotions_ekman unchanged.',
-    "  With no learned weight (a catch-all option given the mean of the other options' features in the `unseen` family;",
-    '  3.4.0 code, choice seed 3), ECE 0.105 and Brier 0.1533, goemotions_ekman 0.1273 and hellaswag 0.1902 above uniform.',
+    "  'neutral' is 33% of rows, accuracy 0.22 vs prior 0.37). How often the catch-all is right differs by set, and",
+    '  every way of giving it a weight that was measured made leave-tasks-out choice worse (models/brier-lite/EXPERIMENTS.md).',
     `- **Leave-tasks-out choice is underconfident** (pooled ECE ${f(loto.choice?.model.ece ?? 0)}; above a top probability of 0.4 the observed`,
     '  accuracy exceeds it, see the reliability diagram): its sets need (T, alpha) far apart, not told apart by the',
-    '  descriptors (the hindsight table). Measured with this evaluation (3.4.0 code, choice seed 3), none adopted:',
-    '  one (T, alpha) for every question (descriptor weights 0): ECE 0.099, Brier 0.1491; a 100 times stronger ridge on',
-    '  the descriptor weights: ECE 0.066; the slope of ln T on the similarity spread allowed down to -2.5 (the grid stops',
-    '  at -0.6): ECE 0.061, hellaswag above uniform (0.1886 vs 0.1875); the pooled ECE weighted 6 or 12 in the fit',
-    '  (3 shipped): ECE 0.061, 0.060; a descriptor of instruction familiarity (10 x (the largest cosine of the instruction',
-    "  with a same-type training task's, its own task excluded) - 5): ECE 0.084, Brier 0.1470 (noul still uniform: leaving",
-    '  two tasks out leaves sms_spam and spamassassin no related task). With the earlier evaluation (the calibration fitted on',
-    '  logits from betas that had seen the left-out task) the ECE was 0.046 but goemotions_ekman scored Brier 0.1243,',
-    "  above uniform's 0.1224: the map gave it T 1.04 and alpha 0.10 on average, where T 2 scores 0.1197 in hindsight.",
-    '  Measured there, none adopted: a 1% margin on the Brier cap (goemotions_ekman 0.1225, hellaswag above uniform at 0.1876, ECE 0.084);',
-    "  a 10 or 50 times stronger ridge on the calibration's descriptor weights (0.1246, 0.1243). Leaving two tasks out",
-    '  scores it 0.1210: every set is at or below uniform.',
+    `  descriptors (the hindsight table). One set carries most of it: without ${choiceWithout?.task} (${choiceWithout?.n} rows)`,
+    `  the pooled ECE of the other sets is ${f(choiceWithout?.ece ?? 0)}. Every variant of the map measured, none reaching 0.05`,
+    '  (the best 0.055), is listed with its numbers in models/brier-lite/EXPERIMENTS.md.',
     '- A question counts as a training task only with the same type, option count and a near-identical instruction',
     '  (cosine >= the familiarity threshold); rephrase it and it is treated as unseen.',
     '- Negation, counting, arithmetic, multi-step reasoning, and long documents (pooled windows blur detail).',

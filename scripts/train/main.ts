@@ -3,7 +3,7 @@
  *
  * 1. Loads a seeded sample (<= 1,000 rows) of each labelled set; embeds every text once into
  *    .cache/brier-lite (resumable; the first run takes under 30 min on two cores, later runs seconds).
- *    The whole run takes ~14 min with embeddings and stage A cached (mostly the calibration searches).
+ *    The whole run takes 10 to 14 min with embeddings and stage A cached (mostly the calibration searches).
  * 2. Stage A: trains the bilinear head on the permissively licensed sets (config.ts HEAD_TASKS,
  *    80% of their rows), plus leave-one-task-out and 4-fold refits for out-of-fold scores.
  * 3. Stage B: per type and family, beta and calibration (T, alpha): `seen` from out-of-fold rows of

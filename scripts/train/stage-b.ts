@@ -152,7 +152,9 @@ export function leaveTasksOut(
   // heads refit without them, they are unseen tasks as much as the held-out sets are)
   const cap = (task: string): number => uniformBrier(kOf.get(task) ?? 2);
   const fitWithSupport = (items: CalibrationItem[]): CalibrationModel => ({
-    ...fitCalibrationModel(items, DESCRIPTORS.length, hardBrier, cap, { eceWeight: UNSEEN_ECE_WEIGHT }),
+    ...fitCalibrationModel(items, items[0]?.d.length ?? DESCRIPTORS.length, hardBrier, cap, {
+      eceWeight: UNSEEN_ECE_WEIGHT,
+    }),
     support: descriptorSupport(items, RANGE_CHECKED_DESCRIPTORS),
   });
   // every task's rows scored by the beta fitted without it: what the held-out fits answer, and what

@@ -275,6 +275,13 @@ export function fitCalibrationModel(
       [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4],
     ],
   };
+  // a descriptor beyond the tuned grids gets a generic one (it is never left at 0 unsearched); one
+  // that is 0 on every item is not searched at all: any other weight only adds ridge
+  const used = Array.from({ length: dims }, (_, i) => i === 0 || items.some((it) => (it.d[i] ?? 0) !== 0));
+  const gridOf = (which: 't' | 'a', i: number): number[] =>
+    !used[i]
+      ? [0]
+      : (grids[which][i] ?? (which === 't' ? [-1, -0.5, -0.25, 0, 0.25, 0.5, 1] : [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]));
   const tryModel = (m: CalibrationModel): boolean => {
     const l = evaluate(m);
     if (l < bestLoss - 1e-9) {
@@ -292,8 +299,8 @@ export function fitCalibrationModel(
     for (const which of ['a', 't'] as const) {
       for (let i = 1; i < dims; i++) {
         const base = best;
-        for (const v0 of grids[which][0] ?? [0]) {
-          for (const vi of grids[which][i] ?? [0]) {
+        for (const v0 of gridOf(which, 0)) {
+          for (const vi of gridOf(which, i)) {
             const m: CalibrationModel = { t: [...base.t], a: [...base.a] };
             m[which][0] = v0;
             m[which][i] = vi;
@@ -304,7 +311,7 @@ export function fitCalibrationModel(
     }
     for (const which of ['a', 't'] as const) {
       for (let i = 0; i < dims; i++) {
-        for (const v of grids[which][i] ?? [0]) {
+        for (const v of gridOf(which, i)) {
           const m: CalibrationModel = { t: [...best.t], a: [...best.a] };
           m[which][i] = v;
           if (tryModel(m)) improved = true;

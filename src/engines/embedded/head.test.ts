@@ -205,6 +205,21 @@ describe('calibration map', () => {
     assert.ok(Math.abs(confidence(1) - 0.6) < 0.06, `unsure: ${confidence(1)} (${JSON.stringify(fit)})`);
   });
 
+  it('searches a descriptor past the tuned grids too (a new descriptor is never left at 0 unfitted)', () => {
+    // The same two kinds of question as above, told apart only by the eighth descriptor: the tuned
+    // grids cover the first six, so without a generic grid its weights stayed 0 whatever the data.
+    const items: CalibrationItem[] = [];
+    const d = (v: number) => [1, 0, 0, 0, 0, 0, 0, v];
+    for (let i = 0; i < 500; i++) items.push({ task: 'sure', logits: [0, 1], target: i < 485 ? 1 : 0, d: d(2) });
+    for (let i = 0; i < 500; i++) items.push({ task: 'unsure', logits: [0, 1], target: i < 300 ? 1 : 0, d: d(1) });
+    const fit = fitCalibrationModel(items, 8, brier);
+    const temperature = (v: number) => resolveCalibration(fit, d(v)).temperature;
+    assert.ok(
+      temperature(2) < temperature(1) / 2,
+      `T: ${temperature(2)} vs ${temperature(1)} (${JSON.stringify(fit)})`,
+    );
+  });
+
   /** Rows whose labels are drawn from calibrate(logits, truth): `n` rows of `k` random logits. */
   function drawn(n: number, k: number, truth: { temperature: number; alpha: number }, seed: number) {
     const rand = mulberry32(seed);
