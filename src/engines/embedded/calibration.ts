@@ -277,11 +277,12 @@ export function fitCalibrationModel(
   };
   // a descriptor beyond the tuned grids gets a generic one (it is never left at 0 unsearched); one
   // that is 0 on every item is not searched at all: any other weight only adds ridge
+  const generic: Record<'t' | 'a', number[]> = {
+    t: [-1, -0.5, -0.25, 0, 0.25, 0.5, 1],
+    a: [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4],
+  };
   const used = Array.from({ length: dims }, (_, i) => i === 0 || items.some((it) => (it.d[i] ?? 0) !== 0));
-  const gridOf = (which: 't' | 'a', i: number): number[] =>
-    !used[i]
-      ? [0]
-      : (grids[which][i] ?? (which === 't' ? [-1, -0.5, -0.25, 0, 0.25, 0.5, 1] : [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]));
+  const gridOf = (which: 't' | 'a', i: number): number[] => (used[i] ? (grids[which][i] ?? generic[which]) : [0]);
   const tryModel = (m: CalibrationModel): boolean => {
     const l = evaluate(m);
     if (l < bestLoss - 1e-9) {

@@ -187,17 +187,28 @@ describe('calibration map', () => {
     assert.ok(Math.abs(pooled - 0.915) < 0.02, `with the ECE weight: ${pooled}`);
   });
 
-  it('fits a temperature that depends on a descriptor: sharper for the questions it marks as informative', () => {
-    // Same logits, two kinds of question told apart only by a descriptor (1 or 2): one kind is
-    // right 97% of the time, the other 60%. Only ln T = t0 + t1 * d, moved together, serves both.
+  /**
+   * Same logits, two kinds of question told apart only by a descriptor value (2 or 1, placed in d(q)
+   * by `descriptor`): one kind is right 97% of the time, the other 60%.
+   */
+  function sureAndUnsure(descriptor: (v: number) => number[]): CalibrationItem[] {
     const items: CalibrationItem[] = [];
-    const add = (task: string, d: number, right: number, wrong: number) => {
+    const add = (task: string, v: number, right: number, wrong: number) => {
       for (let i = 0; i < right + wrong; i++)
-        items.push({ task, logits: [0, 1], target: i < right ? 1 : 0, d: [1, d] });
+        items.push({ task, logits: [0, 1], target: i < right ? 1 : 0, d: descriptor(v) });
     };
     add('sure', 2, 485, 15);
     add('unsure', 1, 300, 200);
-    const fit = fitCalibrationModel(items, 2, brier);
+    return items;
+  }
+
+  it('fits a temperature that depends on a descriptor: sharper for the questions it marks as informative', () => {
+    // Only ln T = t0 + t1 * d, moved together, serves both kinds.
+    const fit = fitCalibrationModel(
+      sureAndUnsure((v) => [1, v]),
+      2,
+      brier,
+    );
     const confidence = (d: number) => calibrate([0, 1], resolveCalibration(fit, [1, d]))[1] ?? 0;
     const temperature = (d: number) => resolveCalibration(fit, [1, d]).temperature;
     assert.ok(temperature(2) < temperature(1) / 2, `T: ${temperature(2)} vs ${temperature(1)}`);
@@ -206,13 +217,10 @@ describe('calibration map', () => {
   });
 
   it('searches a descriptor past the tuned grids too (a new descriptor is never left at 0 unfitted)', () => {
-    // The same two kinds of question as above, told apart only by the eighth descriptor: the tuned
-    // grids cover the first six, so without a generic grid its weights stayed 0 whatever the data.
-    const items: CalibrationItem[] = [];
+    // The two kinds of question told apart only by the eighth descriptor: the tuned grids cover the
+    // first six, so without a generic grid its weights stayed 0 whatever the data.
     const d = (v: number) => [1, 0, 0, 0, 0, 0, 0, v];
-    for (let i = 0; i < 500; i++) items.push({ task: 'sure', logits: [0, 1], target: i < 485 ? 1 : 0, d: d(2) });
-    for (let i = 0; i < 500; i++) items.push({ task: 'unsure', logits: [0, 1], target: i < 300 ? 1 : 0, d: d(1) });
-    const fit = fitCalibrationModel(items, 8, brier);
+    const fit = fitCalibrationModel(sureAndUnsure(d), 8, brier);
     const temperature = (v: number) => resolveCalibration(fit, d(v)).temperature;
     assert.ok(
       temperature(2) < temperature(1) / 2,
