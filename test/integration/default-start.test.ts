@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
-import { startServer, waitHealthy } from '../server.ts';
+import { ensureBuilt, SITES, type Site } from '../../console/ensure-built.ts';
+import { ROOT, startServer, waitHealthy } from '../server.ts';
 
 test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MODEL and no download', async () => {
   const server = await startServer({});
@@ -32,5 +37,81 @@ test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MO
     assert.ok(body.usage.input_tokens > 0);
   } finally {
     await server.stop();
+  }
+});
+
+/** The two sites in a temp dir, with a fake `npm run` that "builds" by writing the index (or fails). */
+function fakeSites(fail: string[] = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-prestart-'));
+  const sites: Site[] = SITES.map((s) => ({ ...s, index: path.join(dir, s.script, 'index.html') }));
+  const runs: string[] = [];
+  const lines: string[] = [];
+  const deps = {
+    exists: (file: string) => fs.existsSync(file),
+    run: (script: string) => {
+      runs.push(script);
+      if (fail.includes(script)) return 1;
+      fs.mkdirSync(path.join(dir, script), { recursive: true });
+      fs.writeFileSync(path.join(dir, script, 'index.html'), '<!doctype html>');
+      return 0;
+    },
+    log: (line: string) => lines.push(line),
+  };
+  return { dir, sites, runs, lines, deps };
+}
+
+test('npm start builds what is missing: the console and the docs, and nothing already built', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  assert.equal(pkg.scripts.prestart, 'node console/ensure-built.ts');
+  assert.deepEqual(
+    SITES.map((s) => [s.script, path.relative(ROOT, s.index)]),
+    [
+      ['build:console', path.join('dist', 'console', 'index.html')],
+      ['build:docs', path.join('dist', 'docs', 'index.html')],
+    ],
+  );
+  for (const s of SITES) assert.ok(pkg.scripts[s.script], `npm run ${s.script} exists`);
+
+  const fresh = fakeSites();
+  try {
+    assert.deepEqual(ensureBuilt(fresh.sites, fresh.deps), { built: ['console', 'documentation site'], failed: [] });
+    assert.deepEqual(fresh.runs, ['build:console', 'build:docs']);
+    // A second start finds both built and builds nothing.
+    fresh.runs.length = 0;
+    assert.deepEqual(ensureBuilt(fresh.sites, fresh.deps), { built: [], failed: [] });
+    assert.deepEqual(fresh.runs, []);
+  } finally {
+    fs.rmSync(fresh.dir, { recursive: true, force: true });
+  }
+});
+
+test('a failed docs build still lets npm start go on, with a message naming the site and the fix', () => {
+  const f = fakeSites(['build:docs']);
+  try {
+    assert.deepEqual(ensureBuilt(f.sites, f.deps), { built: ['console'], failed: ['documentation site'] });
+    const message = f.lines.find((l) => l.includes('FAILED')) ?? '';
+    assert.match(message, /documentation site build FAILED/);
+    assert.match(message, /the API starts anyway/);
+    assert.match(message, /\/docs answers 503 until `npm run build:docs` succeeds/);
+  } finally {
+    fs.rmSync(f.dir, { recursive: true, force: true });
+  }
+  // The script itself, in a copy of the repository with nothing built and no npm to build with: it
+  // says what failed and exits 0 (npm runs `start` only after a prestart that exits 0).
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-prestart-script-'));
+  try {
+    fs.mkdirSync(path.join(copy, 'console'));
+    fs.copyFileSync(path.join(ROOT, 'console', 'ensure-built.ts'), path.join(copy, 'console', 'ensure-built.ts'));
+    fs.writeFileSync(path.join(copy, 'package.json'), '{"type":"module"}');
+    const script = spawnSync(process.execPath, ['console/ensure-built.ts'], {
+      cwd: copy,
+      env: { PATH: '' },
+      encoding: 'utf8',
+    });
+    assert.equal(script.status, 0, script.stderr);
+    assert.match(script.stderr, /the console build FAILED.*the API starts anyway/);
+    assert.match(script.stderr, /the documentation site build FAILED.*\/docs answers 503/);
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
   }
 });
