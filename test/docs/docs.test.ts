@@ -15,6 +15,7 @@ import { fetchLiveOpenApi } from '../../docs/scripts/live-openapi.ts';
 import { parseCardDiagrams, type Report } from '../../docs/scripts/model-card.ts';
 import { DOCS_DIR, listOperations } from '../../docs/scripts/openapi.ts';
 import { readEnv } from '../../docs/scripts/tables.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../src/auth/create-auth.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(DOCS_DIR, '..');
@@ -196,4 +197,12 @@ describe('documentation site', () => {
     for (const name of env.names) assert.ok(html.includes(`<code>${name}</code>`), `${name} is in the table`);
     assert.deepEqual(env.undescribed, [], "describe these in README.md's configuration table");
   });
+});
+
+test("the quickstart's password rule is the server's (PASSWORD_MIN to PASSWORD_MAX characters)", () => {
+  const md = fs.readFileSync(path.join(DOCS_DIR, 'guide', 'quickstart.md'), 'utf8');
+  const stated = [...md.matchAll(/(\d+)(?: to (\d+))? characters/g)];
+  assert.equal(stated.length, 1, `one password length in the quickstart: ${stated.map((m) => m[0]).join('; ')}`);
+  assert.equal(Number(stated[0]?.[1]), PASSWORD_MIN);
+  assert.equal(Number(stated[0]?.[2]), PASSWORD_MAX);
 });

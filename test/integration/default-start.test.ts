@@ -3,16 +3,36 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { ensureBuilt, SITES, type Site } from '../../console/ensure-built.ts';
-import { ROOT, startServer, waitHealthy } from '../server.ts';
+import { ROOT, type RunningServer, startServer, waitHealthy } from '../server.ts';
 
-test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MODEL and no download', async () => {
-  const server = await startServer({});
-  try {
+/** The quickstart's curl request body and the sample response printed after it. */
+function quickstartSample(): { request: unknown; response: unknown } {
+  const md = fs.readFileSync(path.join(ROOT, 'docs', 'guide', 'quickstart.md'), 'utf8');
+  const curl = /```sh\n(curl -s "\$BRIER_URL\/v1\/systemone"[\s\S]*?)```/.exec(md);
+  const data = /-d '([\s\S]*?)'\n/.exec(curl?.[1] ?? '');
+  assert.ok(data?.[1], 'the quickstart has a curl call with -d');
+  const after = md.slice((curl?.index ?? 0) + (curl?.[0].length ?? 0));
+  const json = /```json\n([\s\S]*?)```/.exec(after);
+  assert.ok(json?.[1], 'a JSON sample response follows the curl call');
+  return { request: JSON.parse(data[1]), response: JSON.parse(json[1]) };
+}
+
+describe('npm start defaults: embedded brier-lite on SQLite', () => {
+  let server: RunningServer;
+  let auth: Record<string, string>;
+  before(async () => {
+    server = await startServer({});
     await waitHealthy(server.url);
     const key = await server.createKey('default@example.com');
-    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('answers with no BRIER_MODEL and no download', async () => {
     const models = await (await fetch(`${server.url}/v1/models`, { headers: auth })).json();
     assert.equal(models.models[0].id, 'brier-lite-3.4.0');
     const res = await fetch(`${server.url}/v1/systemone`, {
@@ -35,9 +55,18 @@ test('npm start defaults: embedded brier-lite on SQLite answers with no BRIER_MO
     assert.equal(body.model, 'brier-lite-3.4.0');
     assert.equal(body.answers.team.type, 'choice');
     assert.ok(body.usage.input_tokens > 0);
-  } finally {
-    await server.stop();
-  }
+  });
+
+  test("the docs quickstart's sample response is what the embedded model answers to its curl request", async () => {
+    const { request, response } = quickstartSample();
+    const res = await fetch(`${server.url}/v1/systemone`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify(request),
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), response);
+  });
 });
 
 /** The two sites in a temp dir, with a fake `npm run` that "builds" by writing the index (or fails). */
