@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { makePrivateDir, PRIVATE_FILE_MODE, tightenFile } from '../lib/private-files.ts';
+import type { Logger } from '../observability/logger.ts';
 import type { Database } from './schema.ts';
 import { nodeSqliteDialect } from './sqlite.ts';
 
@@ -18,13 +20,20 @@ export interface Db {
 export interface OpenDbOptions {
   /** PostgreSQL only: run every query in this schema (created if missing). Used by tests for isolation. */
   schema?: string;
+  /** SQLite only: told when an existing database file was readable by others and was made 0600. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
-/** Opens `file:<path>` (SQLite through node:sqlite) or `postgres://...`. */
+/**
+ * Opens `file:<path>` (SQLite through node:sqlite) or `postgres://...`. A SQLite database is readable
+ * by its owner only, whatever the umask: the folders created for it are 0700, the file is created
+ * 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database file's mode), and an
+ * existing database, -wal, -shm or -journal file with a wider mode is made 0600.
+ */
 export async function openDb(url: string, options: OpenDbOptions = {}): Promise<Db> {
   if (url.startsWith('file:')) {
     const file = url.slice('file:'.length);
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    if (file !== ':memory:') preparePrivateFile(path.resolve(file), options.logger);
     const { dialect } = nodeSqliteDialect(file);
     return wrap(new Kysely<Database>({ dialect }), 'sqlite');
   }
@@ -39,6 +48,22 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(kysely);
   return wrap(kysely, 'postgres');
+}
+
+function preparePrivateFile(file: string, logger: OpenDbOptions['logger']): void {
+  makePrivateDir(path.dirname(file));
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', PRIVATE_FILE_MODE));
+    fs.chmodSync(file, PRIVATE_FILE_MODE);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    const was = tightenFile(f);
+    if (was !== undefined) {
+      logger?.warn({ file: f, mode: `0${was.toString(8)}` }, 'database file was readable by others: made it 0600');
+    }
+  }
 }
 
 function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
