@@ -1,5 +1,4 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
 import { AUTH_BASE_PATH, type Auth } from './auth/create-auth.ts';
@@ -14,6 +13,7 @@ import type { DecisionEngine } from './engines/engine.ts';
 import type { AppEnv } from './http/env.ts';
 import { errorResponse, fromZodError } from './http/errors.ts';
 import { apiKeyAuth } from './http/middleware/api-key-auth.ts';
+import { bodyGuard, connectionHygiene } from './http/middleware/body-guard.ts';
 import { csrf } from './http/middleware/csrf.ts';
 import { type AuthRateRule, authRateLimit, type LimiterFactory } from './http/middleware/rate-limit.ts';
 import { requestId } from './http/middleware/request-id.ts';
@@ -32,6 +32,7 @@ import { PLAYGROUND_PATH, registerPlayground } from './routes/control/playground
 import { registerUsage } from './routes/control/usage/route.ts';
 import { registerHealthz } from './routes/healthz/route.ts';
 import { registerModels } from './routes/v1/models/route.ts';
+import { MAX_JSON_DEPTH } from './routes/v1/systemone/protocol.ts';
 import { registerSystemOne } from './routes/v1/systemone/route.ts';
 
 export interface AppDeps {
@@ -41,7 +42,10 @@ export interface AppDeps {
   usage: UsageRecorder;
   decisions: DecisionService;
   logger: Logger;
+  /** Byte limit of a /v1/systemone (and playground) body. */
   maxBodyBytes: number;
+  /** Byte limit of every other body (sign-up, sign-in, keys...). */
+  controlMaxBodyBytes: number;
   siteOrigin: string | undefined;
   control: ControlDeps;
   /** Prometheus metrics: the request middleware and GET /metrics (absent: neither). */
@@ -76,6 +80,7 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.use('*', requestId());
+  app.use('*', connectionHygiene());
   // Metrics (issue 6): times and counts every request by its matched route pattern.
   if (deps.metrics) app.use('*', deps.metrics.metrics.middleware());
   app.use('*', requestLog(deps.logger));
@@ -111,25 +116,34 @@ export function buildApp(deps: AppDeps) {
       }),
     );
   }
+  // Every body is bounded before anything parses it: the inference routes at BRIER_MAX_BODY_BYTES,
+  // the rest of the control plane at BRIER_CONTROL_MAX_BODY_BYTES. Auth bodies are read before the
+  // rate limiter looks for the email in them; the others only once their credential is checked.
+  const guard = bodyGuard({
+    limitFor: (path) =>
+      path === PLAYGROUND_PATH || path.startsWith('/v1/') ? deps.maxBodyBytes : deps.controlMaxBodyBytes,
+    maxDepth: MAX_JSON_DEPTH,
+    acceptsForm: (path) =>
+      path.startsWith(`${AUTH_BASE_PATH}/callback/`) || path.startsWith(`${AUTH_BASE_PATH}/oauth2/callback/`),
+  });
   app.use('/control/v1/*', csrf(trustedOrigins));
+  app.use(`${AUTH_BASE_PATH}/*`, guard);
   app.use(`${AUTH_BASE_PATH}/*`, authRateLimit(control.limiter, AUTH_BASE_PATH, control.authRateRules));
-  app.use('/control/v1/keys', sessionAuth(control.auth));
-  app.use('/control/v1/keys/*', sessionAuth(control.auth));
-  app.use('/control/v1/account', sessionAuth(control.auth));
-  app.use('/control/v1/model', sessionAuth(control.auth));
-  app.use(PLAYGROUND_PATH, sessionAuth(control.auth));
+  for (const path of [
+    '/control/v1/keys',
+    '/control/v1/keys/*',
+    '/control/v1/account',
+    '/control/v1/model',
+    PLAYGROUND_PATH,
+  ]) {
+    app.use(path, sessionAuth(control.auth));
+    app.use(path, guard);
+  }
 
   app.use('/v1/*', apiKeyAuth(deps.keys));
-  // One body limit for both ways of asking the model.
-  const limitBody = bodyLimit({
-    maxSize: deps.maxBodyBytes,
-    onError: () => {
-      throw fail('PAYLOAD_TOO_LARGE', `request body is larger than ${deps.maxBodyBytes} bytes (the limit)`);
-    },
-  });
-  app.use('/v1/systemone', limitBody);
+  // Metered before the body is read, so that refusals of the body (413, 415, 400) are counted too.
   app.use('/v1/systemone', usageMeter(deps.usage, '/v1/systemone'));
-  app.use(PLAYGROUND_PATH, limitBody);
+  app.use('/v1/*', guard);
 
   registerHealthz(app, deps.engine, deps.db);
   // GET /metrics (issue 6): open unless BRIER_METRICS_TOKEN is set; keep it off the public gateway.

@@ -20,6 +20,10 @@ const Env = z.object({
   BRIER_QUEUE_LIMIT: z.coerce.number().int().min(1).default(64),
   BRIER_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   BRIER_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  BRIER_CONTROL_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16_384),
+  BRIER_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  BRIER_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  BRIER_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   BRIER_USAGE_FLUSH_MS: z.coerce.number().int().min(10).default(1000),
   BRIER_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(1000),
   BRIER_MAX_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).default(3),
@@ -80,6 +84,10 @@ export interface Config {
   queueLimit: number;
   requestTimeoutMs: number;
   maxBodyBytes: number;
+  /** Byte limit of control-plane bodies (sign-up, sign-in, keys). */
+  controlMaxBodyBytes: number;
+  /** HTTP server timeouts (ms): a request's headers, its whole request, an idle kept-alive connection. */
+  http: { headersTimeoutMs: number; bodyTimeoutMs: number; keepAliveTimeoutMs: number };
   usageFlushMs: number;
   keyCacheTtlMs: number;
   maxKeysPerAccount: number;
@@ -148,6 +156,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueLimit: e.BRIER_QUEUE_LIMIT,
     requestTimeoutMs: e.BRIER_REQUEST_TIMEOUT_MS,
     maxBodyBytes: e.BRIER_MAX_BODY_BYTES,
+    controlMaxBodyBytes: e.BRIER_CONTROL_MAX_BODY_BYTES,
+    http: {
+      headersTimeoutMs: e.BRIER_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: e.BRIER_BODY_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.BRIER_KEEP_ALIVE_TIMEOUT_MS,
+    },
     usageFlushMs: e.BRIER_USAGE_FLUSH_MS,
     keyCacheTtlMs: e.BRIER_KEY_CACHE_TTL_MS,
     maxKeysPerAccount: e.BRIER_MAX_KEYS_PER_ACCOUNT,

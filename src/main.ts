@@ -7,6 +7,7 @@ import { loadConfig } from './config.ts';
 import { migrate } from './db/migrate.ts';
 import { openDb } from './db/open.ts';
 import { createEngine } from './engines/create.ts';
+import { serverTimeouts } from './http/server-options.ts';
 import { createLogger } from './observability/logger.ts';
 import { createServices } from './services.ts';
 
@@ -18,9 +19,17 @@ logger.info({ dialect: db.dialect, applied }, 'database ready');
 
 const engine = await createEngine(config);
 const services = createServices(db, engine, logger, config);
-const server = serve({ fetch: services.app.fetch, port: config.port, hostname: config.host }, (info) => {
-  logger.info({ url: `http://${config.host}:${info.port}`, model: engine.info.id }, 'listening');
-});
+const server = serve(
+  {
+    fetch: services.app.fetch,
+    port: config.port,
+    hostname: config.host,
+    serverOptions: serverTimeouts(config.http),
+  },
+  (info) => {
+    logger.info({ url: `http://${config.host}:${info.port}`, model: engine.info.id }, 'listening');
+  },
+);
 
 const loading = engine.load().then(
   () => logger.info({ model: engine.info.id, limits: engine.limits }, 'engine ready'),

@@ -29,6 +29,8 @@ export interface ServiceOptions {
   keyCacheTtlMs: number;
   maxKeysPerAccount: number;
   maxBodyBytes: number;
+  /** Byte limit of control-plane bodies (default 16 KiB). */
+  controlMaxBodyBytes?: number | undefined;
   siteOrigin: string | undefined;
   /** Where the generated dev auth secret lives when none is configured. */
   dataDir?: string | undefined;
@@ -133,6 +135,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     decisions,
     logger,
     maxBodyBytes: options.maxBodyBytes,
+    controlMaxBodyBytes: options.controlMaxBodyBytes ?? 16_384,
     siteOrigin: options.siteOrigin,
     metrics: options.metricsEnabled === false ? undefined : { metrics, token: options.metricsToken },
     control: {

@@ -1,6 +1,8 @@
-import type { DecisionEngine } from '../engines/engine.ts';
+import { type DecisionEngine, type EngineLimits, MAX_CHARS_PER_TOKEN, type TokenCounts } from '../engines/engine.ts';
 import type { Scheduler } from '../engines/scheduler.ts';
+import { clip } from '../lib/json-bounds.ts';
 import { fail } from './errors.ts';
+import type { DecisionQuestion, DecisionRequest } from './questions.ts';
 import {
   MODEL_ALIASES,
   toDecisionRequest,
@@ -22,6 +24,63 @@ export interface DecideOutput {
   usage: { input_tokens: number; output_tokens: number };
 }
 
+function questionChars(q: DecisionQuestion): number {
+  let n = q.instructions?.length ?? 0;
+  for (const o of q.options) n += o.label.length + (o.description?.length ?? 0);
+  return n;
+}
+
+/**
+ * The cheap bound: texts longer than the token limits times MAX_CHARS_PER_TOKEN are refused
+ * before a tokenizer reads them, so an oversized state costs a length check, not a tokenization.
+ */
+export function checkCharacters(request: DecisionRequest, ids: string[], limits: EngineLimits): void {
+  const state = request.state.text.length;
+  const perQuestion = request.questions.map(questionChars);
+  const longest = Math.max(0, ...perQuestion);
+  const inputChars = limits.inputTokens * MAX_CHARS_PER_TOKEN;
+  const contextChars = limits.contextTokens * MAX_CHARS_PER_TOKEN;
+  const why = (limit: number, tokens: number, name: string) =>
+    `limit ${limit} characters (${MAX_CHARS_PER_TOKEN} per token of the model's ${name} of ${tokens} tokens)`;
+  if (state > inputChars) {
+    throw fail('MAX_TOKENS', `state is ${state} characters, ${why(inputChars, limits.inputTokens, 'input_limit')}`);
+  }
+  if (state + longest > inputChars) {
+    const at = ids[perQuestion.indexOf(longest)] ?? '';
+    throw fail(
+      'MAX_TOKENS',
+      `state plus question ${JSON.stringify(clip(at, 64))} is ${state + longest} characters, ${why(inputChars, limits.inputTokens, 'input_limit')}`,
+    );
+  }
+  const total = state + perQuestion.reduce((a, b) => a + b, 0);
+  if (total > contextChars) {
+    throw fail(
+      'MAX_TOKENS',
+      `state plus all questions is ${total} characters, ${why(contextChars, limits.contextTokens, 'context_limit')}`,
+    );
+  }
+}
+
+/** The exact bound, on the engine's own token counts. */
+export function checkTokens(counts: TokenCounts, ids: string[], limits: EngineLimits): void {
+  const { contextTokens, inputTokens } = limits;
+  const total = counts.state + counts.questions.reduce((a, b) => a + b, 0);
+  const longest = Math.max(...counts.questions);
+  const longestAt = counts.questions.indexOf(longest);
+  if (counts.state + longest > inputTokens) {
+    throw fail(
+      'MAX_TOKENS',
+      `state plus question ${JSON.stringify(clip(ids[longestAt] ?? '', 64))} is ${counts.state + longest} tokens, limit ${inputTokens} (the model's input_limit)`,
+    );
+  }
+  if (total > contextTokens) {
+    throw fail(
+      'MAX_TOKENS',
+      `state plus all questions is ${total} tokens, limit ${contextTokens} (the model's context_limit)`,
+    );
+  }
+}
+
 /**
  * The serving logic of POST /v1/systemone: resolve the model, enforce its token limits,
  * queue on the engine's scheduler, and shape the answers.
@@ -31,7 +90,10 @@ export function createDecisionService(engine: DecisionEngine, scheduler: Schedul
     const id = engine.info.id;
     if (requested === undefined || requested === id || (MODEL_ALIASES as readonly string[]).includes(requested))
       return id;
-    throw fail('UNKNOWN_MODEL', `model ${JSON.stringify(requested)} is not served here; use brier-latest or ${id}`);
+    throw fail(
+      'UNKNOWN_MODEL',
+      `model ${JSON.stringify(clip(requested, 128))} is not served here; use brier-latest or ${id}`,
+    );
   }
 
   async function decide(input: DecideInput, signal?: AbortSignal): Promise<DecideOutput> {
@@ -41,25 +103,13 @@ export function createDecisionService(engine: DecisionEngine, scheduler: Schedul
     const wire = ids.map((id) => input.questions[id] as WireQuestion);
     const request = toDecisionRequest(input.state, wire);
 
-    const counts = await engine.countTokens(request);
-    const { contextTokens, inputTokens } = engine.limits;
-    const total = counts.state + counts.questions.reduce((a, b) => a + b, 0);
-    const longest = Math.max(...counts.questions);
-    const longestAt = counts.questions.indexOf(longest);
-    if (counts.state + longest > inputTokens) {
-      throw fail(
-        'MAX_TOKENS',
-        `state plus question ${JSON.stringify(ids[longestAt])} is ${counts.state + longest} tokens, limit ${inputTokens} (the model's input_limit)`,
-      );
-    }
-    if (total > contextTokens) {
-      throw fail(
-        'MAX_TOKENS',
-        `state plus all questions is ${total} tokens, limit ${contextTokens} (the model's context_limit)`,
-      );
-    }
-
-    const result = await scheduler.run((s) => engine.answer(request, s), signal);
+    checkCharacters(request, ids, engine.limits);
+    // Tokenizing is main-thread work: it runs inside the bounded queue, never more at once than the
+    // engine's parallelism, and only on texts the character bound has already capped.
+    const result = await scheduler.run(async (s) => {
+      checkTokens(await engine.countTokens(request), ids, engine.limits);
+      return engine.answer(request, s);
+    }, signal);
     const answers: Record<string, WireAnswer> = {};
     ids.forEach((id, i) => {
       answers[id] = toWireAnswer(wire[i] as WireQuestion, result.probabilities[i] ?? []);

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'UNKNOWN_MODEL' // model not served here (400)
   | 'MAX_TOKENS' // request over the token limits (400)
   | 'PAYLOAD_TOO_LARGE' // body over the byte limit (413)
+  | 'UNSUPPORTED_MEDIA_TYPE' // a body that is not JSON (415)
   | 'MISSING_CREDENTIALS' // no Authorization header (403)
   | 'INVALID_CREDENTIALS' // unknown or revoked key (401)
   | 'FORBIDDEN' // authenticated but not allowed (403)

@@ -19,5 +19,7 @@ export interface AppEnv {
     account: SessionAccount;
     /** Set by handlers that consumed model capacity, for the usage meter. */
     metered: Metered;
+    /** Set once the body guard has read and checked the body (it may be mounted on overlapping paths). */
+    bodyGuarded: boolean;
   };
 }

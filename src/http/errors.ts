@@ -3,6 +3,10 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z as zod } from 'zod';
 import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../domain/errors.ts';
+import { boundedEcho, clip, describePath } from '../lib/json-bounds.ts';
+
+/** Characters of one key in an error's `loc` (ids and labels past their limit are cut). */
+const MAX_LOC_CHARS = 140;
 
 /** The one table from failure to HTTP status and wire error_type. */
 export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
@@ -12,6 +16,7 @@ export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: str
   UNKNOWN_MODEL: { status: 400, type: 'model_not_found' },
   MAX_TOKENS: { status: 400, type: 'max_tokens_exceeded' },
   PAYLOAD_TOO_LARGE: { status: 413, type: 'payload_too_large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'unsupported_media_type' },
   MISSING_CREDENTIALS: { status: 403, type: 'authentication_error' },
   INVALID_CREDENTIALS: { status: 401, type: 'authentication_error' },
   FORBIDDEN: { status: 403, type: 'permission_denied' },
@@ -56,6 +61,7 @@ export function errorResponses(...statuses: number[]) {
     404: 'Not found',
     409: 'Conflict',
     413: 'The body is larger than the limit',
+    415: 'The body is not sent as content-type: application/json',
     422: 'The body does not match the schema (FastAPI-style detail list)',
     429: 'Rate limited',
     503: 'Overloaded, timed out or not ready: retry after the retry-after header',
@@ -78,18 +84,23 @@ function readAt(input: unknown, path: PropertyKey[]): unknown {
 }
 
 function fieldName(path: PropertyKey[]): string {
-  return path.length === 0 ? 'body' : path.map(String).join('.');
+  return describePath(path.map((p) => (typeof p === 'number' ? p : String(p))));
 }
 
 /**
  * Classifies zod issues: those marked semantic (option and level counts, unknown question types)
- * become one 400; the rest become a 422 with a FastAPI-style detail list.
+ * become one 400; the rest become a 422 with a FastAPI-style detail list. A question without a
+ * `type` is a missing field (422), one with a type nobody knows a semantic refusal (400). Inputs
+ * are echoed bounded (boundedEcho), never whole.
  */
 export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
   const semantic = error.issues.filter(
     (i) =>
       (i.code === 'custom' && (i.params as { semantic?: boolean } | undefined)?.semantic === true) ||
-      (i.code === 'invalid_union' && 'note' in i && i.note === 'No matching discriminator') ||
+      (i.code === 'invalid_union' &&
+        'note' in i &&
+        i.note === 'No matching discriminator' &&
+        readAt(input, i.path) !== undefined) ||
       ((i.code === 'too_big' || i.code === 'too_small') && i.path.at(-1) === 'criteria'),
   );
   const schema = error.issues.filter((i) => !semantic.includes(i));
@@ -97,33 +108,38 @@ export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
     const messages = semantic.map((i) => {
       const field = fieldName(i.path);
       if (i.code === 'invalid_union') {
-        return `${field}: unknown question type ${JSON.stringify(readAt(input, i.path))}; expected noul, choice or score`;
+        return `${field}: unknown question type ${JSON.stringify(boundedEcho(readAt(input, i.path), 40))}; expected noul, choice or score`;
       }
       return `${field}: ${i.message}`;
     });
-    return fail('BAD_REQUEST', messages.join('; '));
+    const shown = messages.slice(0, 10);
+    if (messages.length > 10) shown.push(`and ${messages.length - 10} more`);
+    return fail('BAD_REQUEST', shown.join('; '));
   }
   const issues: FieldIssue[] = schema.map((i) => {
-    const value = readAt(input, i.path);
-    const missing = value === undefined && i.code !== 'custom';
+    // A record key that fails its own schema (a question id or label too long) reports the key.
+    const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
+    const code = inner?.code ?? i.code;
+    const value = inner ? i.path.at(-1) : readAt(input, i.path);
+    const missing = value === undefined && code !== 'custom';
     return {
       type: missing
         ? 'missing'
         : i.code === 'invalid_type'
           ? `${i.expected}_type`
-          : i.code === 'too_small'
+          : code === 'too_small'
             ? 'too_short'
-            : i.code === 'too_big'
+            : code === 'too_big'
               ? 'too_long'
               : 'value_error',
-      loc: ['body', ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))],
-      msg: missing ? 'Field required' : i.message,
-      input: value ?? null,
+      loc: ['body', ...i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), MAX_LOC_CHARS)))],
+      msg: missing ? 'Field required' : (inner?.message ?? i.message),
+      input: boundedEcho(value ?? null),
     };
   });
-  return fail('VALIDATION', issues.map((i) => `${i.loc.slice(1).join('.') || 'body'}: ${i.msg}`).join('; '), {
-    issues,
-  });
+  const shown = issues.slice(0, 10).map((i) => `${fieldName(i.loc.slice(1))}: ${i.msg}`);
+  if (issues.length > 10) shown.push(`and ${issues.length - 10} more`);
+  return fail('VALIDATION', shown.join('; '), { issues: issues.slice(0, 100) });
 }
 
 /** The only writer of error JSON. */

@@ -64,6 +64,40 @@ describe('embedded engine (fake encoder)', () => {
     assert.equal(engine.ready(), false);
   });
 
+  it('is not ready (so /healthz stays 503) until the encoder has answered its warm-up call', async () => {
+    const encoder = fakeEncoder();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const engine = createEmbeddedEngine({
+      encoder: {
+        ...encoder,
+        async embed(texts) {
+          await gate;
+          return encoder.embed(texts);
+        },
+      },
+    });
+    const loading = engine.load();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(engine.ready(), false, 'ready while the warm-up call is still running');
+    release();
+    await loading;
+    assert.equal(engine.ready(), true);
+    await engine.close();
+  });
+
+  it('refuses a JSON state whose path: value rendering is past the character bound, without rendering it all', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    await engine.load();
+    // ~120 KB of JSON: 2,000 leaves under a 60-character path each render to ~150 KB of lines.
+    const deep = { ['k'.repeat(60)]: Array.from({ length: 2000 }, (_, i) => ({ [`v${i}`]: 'x'.repeat(40) })) };
+    const json = { ...request([noul]), state: { text: JSON.stringify(deep), json: deep } };
+    await assert.rejects(engine.countTokens(json), /state: read as path: value lines it is over 65536 characters/);
+    await engine.close();
+  });
+
   it('answers every question type and size with proper distributions', async () => {
     const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
     const qs = [noul, choice(2), choice(255), choice(7, false), score(2), score(10)];

@@ -1,3 +1,4 @@
+import { fail } from '../../domain/errors.ts';
 import type { Json } from '../../domain/questions.ts';
 
 /**
@@ -5,15 +6,35 @@ import type { Json } from '../../domain/questions.ts';
  * `{"user":{"name":"Ada"},"turns":["hi","bye"]}` becomes
  * `user.name: Ada` / `turns[0]: hi` / `turns[1]: bye`. Strings are verbatim (never truncated),
  * other scalars as JSON, empty containers as `[]` / `{}`. A bare string renders as itself.
+ *
+ * Every line repeats its path, so deep, wide documents render far longer than their JSON: past
+ * `maxChars` characters the rendering stops with a max_tokens refusal instead of growing on.
  */
-export function flattenState(value: Json): string {
+export function flattenState(value: Json, maxChars = Number.POSITIVE_INFINITY): string {
   if (typeof value === 'string') return value;
   const lines: string[] = [];
-  walk(value, '', lines);
+  const out = {
+    chars: 0,
+    push(line: string) {
+      this.chars += line.length + 1;
+      if (this.chars > maxChars + 1) {
+        throw fail(
+          'MAX_TOKENS',
+          `state: read as path: value lines it is over ${maxChars} characters, the limit for this model`,
+        );
+      }
+      lines.push(line);
+    },
+  };
+  walk(value, '', out);
   return lines.join('\n');
 }
 
-function walk(value: Json, path: string, out: string[]): void {
+interface Lines {
+  push(line: string): void;
+}
+
+function walk(value: Json, path: string, out: Lines): void {
   if (Array.isArray(value)) {
     if (value.length === 0) {
       out.push(`${path || '(root)'}: []`);

@@ -7,7 +7,15 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecisionRequest } from '../../domain/questions.ts';
-import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
+import {
+  type DecisionEngine,
+  type EngineAnswer,
+  type EngineLimits,
+  type EngineMetrics,
+  MAX_CHARS_PER_TOKEN,
+  type ModelInfo,
+  type TokenCounts,
+} from '../engine.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';
@@ -27,6 +35,8 @@ export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
  * Question texts are cached, so repeated schemas cost only their state.
  */
 export const EMBEDDED_LIMITS: EngineLimits = { contextTokens: 16_384, inputTokens: 4_096 };
+/** A JSON state renders to `path: value` lines; longer than this it cannot be within input_limit. */
+const MAX_STATE_CHARS = EMBEDDED_LIMITS.inputTokens * MAX_CHARS_PER_TOKEN;
 
 export const DEFAULT_MODEL_DIR = resolve(
   dirname(fileURLToPath(import.meta.url)),
@@ -71,6 +81,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   let encoder: TextEncoder512 | null = null;
   let embedder: Embedder | null = null;
   let loading: Promise<void> | null = null;
+  /** True once the encoder has answered its warm-up call (model, workers and WASM all loaded). */
+  let warm = false;
   let closed = false;
   let metrics: EngineMetrics | undefined = options.metrics;
 
@@ -94,6 +106,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
         batchWindowMs: options.batchWindowMs,
       });
       await encoder.embed(['warm up']);
+      warm = true;
     })();
     loading.catch(() => {
       loading = null;
@@ -103,7 +116,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
 
   function counts(request: DecisionRequest): TokenCounts {
     const t = tok();
-    const rt = requestTexts(request);
+    const rt = requestTexts(request, MAX_STATE_CHARS);
     return {
       state: t.count(rt.state),
       questions: rt.questions.map((q) => {
@@ -125,7 +138,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       metrics = m;
     },
     load,
-    ready: () => model !== null && embedder !== null && !closed,
+    ready: () => warm && model !== null && embedder !== null && !closed,
     async countTokens(request) {
       return counts(request);
     },
@@ -135,7 +148,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       const m = model;
       const e = embedder;
       if (!m || !e) throw new Error('engine is not loaded');
-      const rt = requestTexts(request);
+      const rt = requestTexts(request, MAX_STATE_CHARS);
       const aborted = new Promise<never>((_, reject) => {
         const onAbort = (): void => reject(signal.reason);
         if (signal.aborted) onAbort();
@@ -158,6 +171,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     async close() {
       if (closed) return;
       closed = true;
+      warm = false;
       model = null;
       if (encoder && !options.encoder) await encoder.close();
       encoder = null;

@@ -97,11 +97,11 @@ export function questionTexts(
   return { type: question.type, instruction, options, pair };
 }
 
-/** Renders a request into the texts the engine embeds. */
-export function requestTexts(request: DecisionRequest): RequestTexts {
+/** Renders a request into the texts the engine embeds; a JSON state renders to at most `maxStateChars`. */
+export function requestTexts(request: DecisionRequest, maxStateChars?: number): RequestTexts {
   const json = request.state.json;
   const structured = json !== undefined && json !== null && typeof json === 'object';
-  const state = structured ? flattenState(json) : request.state.text;
+  const state = structured ? flattenState(json, maxStateChars) : request.state.text;
   const statePair = detectStatePair(state);
   return { state, structured, questions: request.questions.map((q) => questionTexts(q, state, statePair)) };
 }

@@ -7,6 +7,36 @@ import type { AppEnv } from '../../../http/env.ts';
 import { errorResponse } from '../../../http/errors.ts';
 import { registerAuthDocs } from './protocol.ts';
 
+/**
+ * Character limits of the free-text fields the auth endpoints take (RFC 5321 caps an address at
+ * 254); the error names the field and the limit. The body itself is capped earlier, in bytes.
+ */
+export const AUTH_FIELD_LIMITS: Record<string, number> = {
+  email: 254,
+  password: PASSWORD_MAX,
+  newPassword: PASSWORD_MAX,
+  currentPassword: PASSWORD_MAX,
+  name: 100,
+  token: 512,
+  provider: 64,
+  callbackURL: 2048,
+  errorCallbackURL: 2048,
+  newUserCallbackURL: 2048,
+  redirectTo: 2048,
+};
+
+/** Refuses a known field that is not a string or is longer than its limit. */
+export function checkAuthFields(body: Record<string, unknown>): void {
+  for (const [field, limit] of Object.entries(AUTH_FIELD_LIMITS)) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') throw fail('BAD_REQUEST', `${field}: must be a string`);
+    if (value.length > limit) {
+      throw fail('BAD_REQUEST', `${field}: must be at most ${limit} characters (the limit); it has ${value.length}`);
+    }
+  }
+}
+
 const USED_VERIFY_PREFIX = 'brier-used-verify:';
 const USED_VERIFY_KEEP_MS = 25 * 3600 * 1000;
 
@@ -95,6 +125,11 @@ export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: D
     const sub = c.req.path.slice(AUTH_BASE_PATH.length);
     let request = c.req.raw;
     let usedMarker: string | undefined;
+
+    const json = (c.req.header('content-type') ?? '').toLowerCase().includes('json');
+    if (c.req.method === 'POST' && json && (await request.clone().text()) !== '') {
+      checkAuthFields(await readJson(request));
+    }
 
     if (c.req.method === 'POST' && sub === '/sign-up/email') {
       const body = await readJson(request);

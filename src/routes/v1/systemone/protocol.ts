@@ -6,6 +6,12 @@ export const MIN_CHOICE_OPTIONS = 2;
 export const MAX_SCORE_LEVELS = 10;
 export const MIN_SCORE_LEVELS = 2;
 export const MAX_QUESTIONS = 256;
+/** Characters of a question id, a choice label and a model name. */
+export const MAX_QUESTION_ID_CHARS = 128;
+export const MAX_LABEL_CHARS = 128;
+export const MAX_MODEL_CHARS = 128;
+/** JSON nesting of a request body; the body is level 1, so a JSON state gets 63 levels of its own. */
+export const MAX_JSON_DEPTH = 64;
 
 const JsonText = z
   .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
@@ -35,14 +41,20 @@ export const ChoiceQuestion = z
     type: z.literal('choice'),
     instructions: Description.optional(),
     criteria: z
-      .record(z.string().min(1, 'labels must not be empty'), Description)
+      .record(
+        z
+          .string()
+          .min(1, 'labels must not be empty')
+          .max(MAX_LABEL_CHARS, `a label has at most ${MAX_LABEL_CHARS} characters (the limit)`),
+        Description,
+      )
       .refine((c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS, {
         error: (iss) =>
           `choice needs ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels, got ${Object.keys((iss.input ?? {}) as object).length}`,
         params: { semantic: true },
       })
       .openapi({
-        description: `Labels mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.`,
+        description: `Labels (1 to ${MAX_LABEL_CHARS} characters) mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.`,
       }),
   })
   .openapi('ChoiceQuestion', { description: 'Pick one of named options.' });
@@ -69,18 +81,26 @@ export const SystemOneRequest = z
   .object({
     model: z
       .string()
+      .max(MAX_MODEL_CHARS, `at most ${MAX_MODEL_CHARS} characters (the limit)`)
       .optional()
       .openapi({ description: 'brier-latest (default), jev-latest, jev-preview, or the exact model id.' }),
     state: JsonText,
     questions: z
-      .record(z.string(), Question)
+      .record(
+        z
+          .string()
+          .max(MAX_QUESTION_ID_CHARS, `a question id has at most ${MAX_QUESTION_ID_CHARS} characters (the limit)`),
+        Question,
+      )
       .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
       .refine((q) => Object.keys(q).length <= MAX_QUESTIONS, {
         error: (iss) =>
           `at most ${MAX_QUESTIONS} questions per request, got ${Object.keys((iss.input ?? {}) as object).length}`,
         params: { semantic: true },
       })
-      .openapi({ description: 'Question ids (returned verbatim, never shown to the model) mapped to questions.' }),
+      .openapi({
+        description: `Question ids (at most ${MAX_QUESTION_ID_CHARS} characters, returned verbatim, never shown to the model) mapped to questions.`,
+      }),
   })
   .openapi('SystemOneRequest');
 

@@ -1,0 +1,135 @@
+import { createMiddleware } from 'hono/factory';
+import { fail } from '../../domain/errors.ts';
+import { checkJsonBounds, clip, describePath } from '../../lib/json-bounds.ts';
+import type { AppEnv } from '../env.ts';
+
+/**
+ * Bytes of an over-limit body read and thrown away before the refusal is sent, so that a client
+ * still writing its body reads a clean 413 and can reuse the connection. Past this, the refusal
+ * goes out at once with `Connection: close` (see connectionHygiene).
+ */
+export const DISCARD_CAP_BYTES = 16 * 1024 * 1024;
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface BodyGuardOptions {
+  /** The byte limit of a request body on this path. */
+  limitFor(path: string): number;
+  /** JSON nesting limit; the body itself is level 1. */
+  maxDepth: number;
+  /** Paths that also take a form body (OAuth providers that post their answer back). */
+  acceptsForm?(path: string): boolean;
+}
+
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** One chunk of the body; a client that goes away mid-body ends the request as cancelled (499, never sent). */
+async function read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (cause) {
+    throw fail('CANCELLED', 'the client went away while sending the body', { cause });
+  }
+}
+
+/** Reads the rest of a body without keeping it, up to `cap` bytes in all; true if it reached the end. */
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, seen: number, cap: number): Promise<boolean> {
+  let total = seen;
+  while (total <= cap) {
+    const { done, value } = await read(reader);
+    if (done) return true;
+    total += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+  return false;
+}
+
+/**
+ * Every body is bounded before it is parsed: its bytes against the route's limit (413), its media
+ * type (415 unless JSON), its encoding and syntax (400), and, once parsed, its nesting depth and
+ * keys (400) with an iterative walk, before any schema or renderer recurses into it. The body is
+ * then handed on unchanged, as a fresh request that validators and better-auth read as usual.
+ */
+export function bodyGuard(options: BodyGuardOptions) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const raw = c.req.raw;
+    if (BODILESS.has(raw.method) || raw.body === null || c.get('bodyGuarded')) return next();
+    c.set('bodyGuarded', true);
+    const limit = options.limitFor(c.req.path);
+    const tooLarge = () => fail('PAYLOAD_TOO_LARGE', `request body is larger than ${limit} bytes (the limit)`);
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
+    const reader = raw.body.getReader();
+    if (declared > limit) {
+      if (declared <= DISCARD_CAP_BYTES) await discard(reader, 0, DISCARD_CAP_BYTES);
+      else await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await read(reader);
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await discard(reader, size, DISCARD_CAP_BYTES);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+    const bytes = Buffer.concat(chunks, size);
+    const type = mediaType(c.req.header('content-type'));
+    const form = type === FORM_TYPE && options.acceptsForm?.(c.req.path) === true;
+    if (size > 0 && !form && !JSON_TYPE.test(type)) {
+      throw fail(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `content-type: must be application/json, got ${type ? JSON.stringify(clip(type, 80)) : 'none'}`,
+      );
+    }
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw fail('INVALID_JSON', 'body is not valid JSON: it is not UTF-8');
+    }
+    if (size > 0 && !form) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw fail('INVALID_JSON', `body is not valid JSON: ${clip((error as Error).message, 200)}`);
+      }
+      const problem = checkJsonBounds(parsed, options.maxDepth);
+      if (problem?.kind === 'depth') {
+        throw fail(
+          'BAD_REQUEST',
+          `${describePath(problem.path)}: JSON nested deeper than ${options.maxDepth} levels (the limit; the body is level 1)`,
+        );
+      }
+      if (problem) throw fail('BAD_REQUEST', `${describePath(problem.path)}: "__proto__" is not allowed as a key`);
+    }
+    const headers = new Headers(raw.headers);
+    headers.delete('content-length');
+    headers.delete('transfer-encoding');
+    c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
+    await next();
+  });
+}
+
+/**
+ * Lets a client reuse its connection only when the request body was read to the end: a refusal
+ * sent before that (401 before reading, 404, a body past the discard cap) says `Connection: close`,
+ * so no client writes its next request onto a socket the server is about to drop.
+ */
+export function connectionHygiene() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    await next();
+    const incoming = (c.env as { incoming?: { readableEnded?: boolean } } | undefined)?.incoming;
+    if (incoming && !BODILESS.has(c.req.method) && incoming.readableEnded === false) {
+      c.res.headers.set('connection', 'close');
+    }
+  });
+}
