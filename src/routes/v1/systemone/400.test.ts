@@ -79,6 +79,109 @@ describe('POST /v1/systemone 400 (semantic limits)', () => {
     await refused({ state, questions }, /state plus all questions is 66 tokens, limit 60/, 'max_tokens_exceeded');
   });
 
+  const nest = (levels: number): unknown => {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < levels; i++) v = [v];
+    return v;
+  };
+  const noul = { q: { type: 'noul' } };
+
+  test('JSON nested past 64 levels is refused naming the field and the limit, wherever it is', async () => {
+    // As text: JSON.stringify itself overflows the stack on 5,000 levels.
+    const deep = `${'['.repeat(5000)}"leaf"${']'.repeat(5000)}`;
+    const q = '{"q":{"type":"noul"}}';
+    const cases: [string, RegExp][] = [
+      [`{"state":${deep},"questions":${q}}`, /^state\[0\]/],
+      [`{"state":"s","questions":{"q":{"type":"noul","instructions":${deep}}}}`, /^questions\.q\.instructions\[0\]/],
+      [
+        `{"state":"s","questions":{"q":{"type":"score","criteria":["low",${deep}]}}}`,
+        /^questions\.q\.criteria\[1\]\[0\]/,
+      ],
+      [`{"model":${deep},"state":"s","questions":${q}}`, /^model\[0\]/],
+    ];
+    for (const [body, field] of cases) {
+      const json = await refused(body, /JSON nested deeper than 64 levels \(the limit; the body is level 1\)/);
+      assert.match(json.message, field);
+      assert.ok(json.message.length < 300, 'the message does not echo the input');
+    }
+  });
+
+  test('a state nested 63 levels deep (64 with the body) is answered', async () => {
+    const res = await t.req('/v1/systemone', { body: { state: nest(63), questions: noul } });
+    assert.equal(res.status, 200);
+  });
+
+  test('"__proto__" as a question id, a label or a state key is refused, naming where', async () => {
+    const text = (inner: string) =>
+      `{"state":${inner.includes('STATE') ? inner.replace('STATE', '') : '"s"'},"questions":${inner.includes('STATE') ? '{"q":{"type":"noul"}}' : inner}}`;
+    await refused(
+      text('{"__proto__":{"type":"noul"},"a":{"type":"noul"}}'),
+      /^questions\.__proto__: "__proto__" is not allowed as a key/,
+    );
+    await refused(
+      text('{"q":{"type":"choice","criteria":{"__proto__":null,"b":null}}}'),
+      /^questions\.q\.criteria\.__proto__: "__proto__" is not allowed/,
+    );
+    await refused(
+      text('STATE{"user":{"__proto__":{"admin":true}}}'),
+      /^state\.user\.__proto__: "__proto__" is not allowed/,
+    );
+  });
+
+  test('ids and labels named like Object.prototype members are answered like any other', async () => {
+    const names = ['constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
+    const questions = Object.fromEntries(
+      names.map((n) => [n, { type: 'choice', criteria: Object.fromEntries(names.map((l) => [l, null])) }]),
+    );
+    const res = await t.req('/v1/systemone', { body: { state: 's', questions } });
+    assert.equal(res.status, 200);
+    const json = await res.json();
+    assert.deepEqual(Object.keys(json.answers), names);
+    for (const n of names) assert.deepEqual(Object.keys(json.answers[n].probabilities), names);
+  });
+
+  test('a state past the character bound is refused before the tokenizer reads it', async () => {
+    let counted = 0;
+    const engine = createFakeEngine({ limits: { contextTokens: 60, inputTokens: 40 } });
+    const counting = await makeTestApp({
+      engine: {
+        ...engine,
+        countTokens: async (request) => {
+          counted++;
+          return engine.countTokens(request);
+        },
+      },
+    });
+    try {
+      const res = await counting.req('/v1/systemone', { body: { state: 'x'.repeat(641), questions: noul } });
+      assert.equal(res.status, 400);
+      const json = await res.json();
+      assert.equal(json.detail.error_type, 'max_tokens_exceeded');
+      assert.match(
+        json.message,
+        /^state is 641 characters, limit 640 characters \(16 per token of the model's input_limit of 40 tokens\)/,
+      );
+      assert.equal(counted, 0);
+      // A question's characters: its instructions, labels and descriptions (a noul's labels: 9).
+      const many = Object.fromEntries(
+        Array.from({ length: 4 }, (_, i) => [`q${i}`, { type: 'noul', instructions: 'y'.repeat(300) }]),
+      );
+      const total = await counting.req('/v1/systemone', { body: { state: 's', questions: many } });
+      assert.match(
+        (await total.json()).message,
+        /^state plus all questions is 1237 characters, limit 960 characters \(16 per token of the model's context_limit of 60 tokens\)/,
+      );
+      assert.equal(counted, 0);
+      const one = await counting.req('/v1/systemone', {
+        body: { state: 'x'.repeat(400), questions: { long: { type: 'noul', instructions: 'y'.repeat(300) } } },
+      });
+      assert.match((await one.json()).message, /^state plus question "long" is 709 characters, limit 640/);
+      assert.equal(counted, 0);
+    } finally {
+      await counting.close();
+    }
+  });
+
   test('nothing is lost: a refused request is metered with its status', async () => {
     await t.req('/v1/systemone', { body: { model: 'nope', state: 's', questions: { q: { type: 'noul' } } } });
     await t.usage.flush();

@@ -59,4 +59,44 @@ describe('POST /v1/systemone 422 (schema violations, FastAPI detail list)', () =
     const json = await detail({ model: 3, state: 's', questions: noul });
     assert.deepEqual(json.detail[0].loc, ['body', 'model']);
   });
+
+  test('a question without a type is a missing field, like any other', async () => {
+    const json = await detail({ state: 's', questions: { q: { instructions: 'yes?' } } });
+    assert.deepEqual(json.detail[0].loc, ['body', 'questions', 'q', 'type']);
+    assert.equal(json.detail[0].type, 'missing');
+    assert.equal(json.message, 'questions.q.type: Field required');
+  });
+
+  test('question ids and choice labels past 128 characters are refused, naming the limit', async () => {
+    const long = 'i'.repeat(129);
+    const id = await detail({ state: 's', questions: { [long]: { type: 'noul' } } });
+    assert.equal(id.detail[0].type, 'too_long');
+    assert.match(id.message, /a question id has at most 128 characters \(the limit\)/);
+    const label = await detail({
+      state: 's',
+      questions: { c: { type: 'choice', criteria: { [long]: null, b: null } } },
+    });
+    assert.match(label.message, /^questions\.c\.criteria\.i+…: a label has at most 128 characters \(the limit\)/);
+    const model = await detail({ model: 'm'.repeat(129), state: 's', questions: noul });
+    assert.match(model.message, /^model: at most 128 characters \(the limit\)/);
+    const ok = await t.req('/v1/systemone', {
+      body: { state: 's', questions: { ['i'.repeat(128)]: { type: 'noul' } } },
+    });
+    assert.equal(ok.status, 200);
+  });
+
+  test('the error echoes a bounded part of a large input, never all of it', async () => {
+    const huge = 'x'.repeat(200_000);
+    const res = await t.req('/v1/systemone', { body: { state: 's', questions: huge } });
+    assert.equal(res.status, 422);
+    const text = await res.text();
+    assert.ok(text.length < 2000, `error body is ${text.length} characters`);
+    const json = JSON.parse(text);
+    assert.equal(json.detail[0].input, `${'x'.repeat(200)}…`);
+    const big = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`q${i}`, { type: 'noul', criteria: 'no' }]));
+    const many = await t.req('/v1/systemone', { body: { state: 's', questions: big } });
+    const manyText = await many.text();
+    assert.ok(manyText.length < 40_000, `error body for 300 bad questions is ${manyText.length} characters`);
+    assert.match(JSON.parse(manyText).message, /and \d+ more$/);
+  });
 });
