@@ -4,6 +4,7 @@ import type { OAuthClient } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { Logger } from '../observability/logger.ts';
+import { hashedSessionTokens, PATHS_NEEDING_CLEAR_TOKENS } from './hashed-session-tokens.ts';
 
 export const AUTH_BASE_PATH = '/control/v1/auth';
 /** Where the console lives relative to PUBLIC_URL; links in emails land here after the action. */
@@ -32,6 +33,9 @@ export interface AuthOptions {
  * verification from 0002). Our own middleware does rate limiting, CSRF and the error shape; better-auth
  * does accounts, passwords, email verification, sessions and OAuth/OIDC.
  *
+ * Session tokens are stored hashed (hashed-session-tokens.ts): the session table holds SHA-256 of each
+ * token, the cookie the token itself, signed.
+ *
  * Account linking: a third-party sign-in joins an existing account only when the provider asserts the
  * email is verified AND the local account's email is verified (better-auth's requireLocalEmailVerified),
  * so that a password account squatted before verification can never be joined, and an unverified local
@@ -45,7 +49,7 @@ export function createAuth(options: AuthOptions) {
   if (options.github) socialProviders.github = { ...options.github };
   if (options.google) socialProviders.google = { ...options.google };
 
-  const plugins = options.oidc
+  const oidcPlugins = options.oidc
     ? [
         genericOAuth({
           config: [
@@ -126,7 +130,9 @@ export function createAuth(options: AuthOptions) {
       accountLinking: { enabled: true, trustedProviders: [], requireLocalEmailVerified: true },
     },
     socialProviders,
-    plugins,
+    // First, so that every other plugin's init already sees the adapter that hashes session tokens.
+    plugins: [hashedSessionTokens(), ...oidcPlugins],
+    disabledPaths: PATHS_NEEDING_CLEAR_TOKENS,
     session: { expiresIn: SESSION_EXPIRES_S, updateAge: 24 * 3600 },
     advanced: {
       useSecureCookies: secure,

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { hashSessionToken } from '../auth/hashed-session-tokens.ts';
 import type { Dialect } from './open.ts';
 
 /**
@@ -115,6 +116,18 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('output_tokens', 'bigint', (c) => c.notNull())
           .addPrimaryKeyConstraint('usage_aggregate_pk', ['day', 'route', 'model'])
           .execute();
+      },
+    },
+    '0004_session_token_hash': {
+      // Sessions are stored by the SHA-256 of their token from now on (src/auth/hashed-session-tokens.ts).
+      // The tokens stored in clear before are hashed in place, so that signed-in users stay signed in
+      // (their cookie holds the token, which is now hashed before the lookup) and no clear token is left.
+      async up(db: Kysely<unknown>) {
+        const session = sql.table('session');
+        const rows = await sql<{ id: string; token: string }>`select id, token from ${session}`.execute(db);
+        for (const { id, token } of rows.rows) {
+          await sql`update ${session} set token = ${hashSessionToken(token)} where id = ${id}`.execute(db);
+        }
       },
     },
   };
