@@ -47,7 +47,11 @@ export default defineConfig({
   cleanUrls: false,
   lastUpdated: false,
   appearance: true,
-  head: [['meta', { name: 'referrer', content: 'no-referrer' }]],
+  head: [
+    ['meta', { name: 'referrer', content: 'no-referrer' }],
+    // docs/public/favicon.svg; VitePress does not prefix `head` links with the base.
+    ['link', { rel: 'icon', type: 'image/svg+xml', href: '/docs/favicon.svg' }],
+  ],
   markdown: { math: false },
   themeConfig: {
     nav: [

@@ -162,6 +162,19 @@ describe('documentation site', () => {
     assert.deepEqual(problems, []);
   });
 
+  test('every page has a favicon that the site itself serves', () => {
+    const missing: string[] = [];
+    for (const [file, html] of pages) {
+      const icon = [...html.matchAll(/<link\b[^>]*>/g)].map((m) => m[0]).find((l) => /\srel="icon"/.test(l));
+      const href = icon ? /\shref="([^"]*)"/.exec(icon)?.[1] : undefined;
+      if (href !== `${BASE}favicon.svg`) missing.push(`${file}: ${icon ?? 'no <link rel="icon">'}`);
+    }
+    assert.deepEqual(missing, []);
+    const svg = fs.readFileSync(path.join(out, 'favicon.svg'), 'utf8');
+    assert.match(svg, /^<svg\b[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.doesNotMatch(svg, /\b(href|src)=/, 'the icon loads nothing');
+  });
+
   test('the docs link to the console', () => {
     const linking = [...pages].filter(([, html]) => html.includes('href="/console"')).map(([f]) => f);
     assert.ok(linking.includes('guide/quickstart.html'), `pages linking to /console: ${linking.join(', ')}`);
