@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { type ApiKey, api, type CreatedKey, isApiError } from './api.ts';
-import { Alert, CopyButton, Dialog, Field, formatDate, Link, PageHeading } from './ui.tsx';
+import { Alert, CopyButton, Dialog, Field, formatDate, Link, navigate, PageHeading, useLocation } from './ui.tsx';
 
 export const KEY_LIMIT = 3;
 
@@ -13,7 +13,15 @@ export function KeysPage() {
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const verifiedLanding = useLocation().query.get('verified') === '1';
+  const [notice, setNotice] = useState<string | null>(() =>
+    verifiedLanding ? 'Your email is verified and you are signed in. Create a key to call the API.' : null,
+  );
+
+  // The landing notice is shown once: the address loses ?verified, so a reload does not repeat it.
+  useEffect(() => {
+    if (verifiedLanding) navigate('/keys', { replace: true });
+  }, [verifiedLanding]);
 
   const load = useCallback(async () => {
     try {
@@ -106,13 +114,17 @@ export function KeysPage() {
       ) : null}
       {keys !== null && keys.length > 0 ? (
         <div className="table-wrap">
-          <table>
+          <table className="keys-table">
             <caption className="sr-only">Active API keys</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
+                <th scope="col" className="wide-only">
+                  Key
+                </th>
+                <th scope="col" className="wide-only">
+                  Created
+                </th>
                 <th scope="col">Last used</th>
                 <th scope="col">
                   <span className="sr-only">Actions</span>
@@ -122,11 +134,17 @@ export function KeysPage() {
             <tbody>
               {keys.map((k) => (
                 <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>
+                  <td className="key-name">
+                    {k.name}
+                    {/* On a phone the Key and Created columns fold in here, so that Revoke stays on screen. */}
+                    <span className="narrow-only muted">
+                      <code>{k.prefix}…</code> · created {formatDate(k.created_at)}
+                    </span>
+                  </td>
+                  <td className="wide-only">
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{formatDate(k.created_at)}</td>
+                  <td className="wide-only">{formatDate(k.created_at)}</td>
                   <td>{formatDate(k.last_used_at)}</td>
                   <td className="actions">
                     <button

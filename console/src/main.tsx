@@ -66,8 +66,17 @@ function App({ initialUser }: { initialUser: SessionUser | null }) {
   const isPublic = PUBLIC.has(path);
   const route = PRIVATE[path];
 
-  // Redirect before painting anything that belongs to the other state.
-  const target = user ? (isPublic || !route ? '/keys' : null) : isPublic ? null : '/sign-in';
+  // Redirect before painting anything that belongs to the other state. The verification link signs
+  // the user in and lands on /verified: straight to the keys, which say the email is verified.
+  const target = user
+    ? path === '/verified'
+      ? '/keys?verified=1'
+      : isPublic || !route
+        ? '/keys'
+        : null
+    : isPublic
+      ? null
+      : '/sign-in';
   useEffect(() => {
     if (target) navigate(target, { replace: true });
   }, [target]);

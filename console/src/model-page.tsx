@@ -1,5 +1,7 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, type Comparison, type ConsoleModel, isApiError } from './api.ts';
+import { parseBlocks, parseInline } from './markdown.ts';
+import { InlineView, MarkdownView } from './markdown-view.tsx';
 import { Alert, formatNumber, PageHeading } from './ui.tsx';
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(3));
@@ -24,6 +26,12 @@ function EvalRows({ type, family, c }: { type: string; family: string; c: Compar
 export function ModelPage() {
   const [model, setModel] = useState<ConsoleModel | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const markdown = model?.card?.markdown;
+  // The card without its own top heading: the page shows the title above the evaluation table.
+  const cardBlocks = useMemo(() => {
+    const blocks = markdown ? parseBlocks(markdown) : [];
+    return blocks[0]?.kind === 'heading' && blocks[0].level === 1 ? blocks.slice(1) : blocks;
+  }, [markdown]);
   useEffect(() => {
     api<ConsoleModel>('/control/v1/model').then(setModel, (err: unknown) =>
       setError(isApiError(err) ? err.message : 'could not load the model'),
@@ -65,7 +73,9 @@ export function ModelPage() {
           </p>
           {model.card ? (
             <>
-              <h2>{model.card.title}</h2>
+              <h2 data-testid="card-title">
+                <InlineView nodes={parseInline(model.card.title)} />
+              </h2>
               {Object.keys(model.card.evaluation).length > 0 ? (
                 <div className="table-wrap">
                   <table>
@@ -95,7 +105,9 @@ export function ModelPage() {
               ) : null}
               <details>
                 <summary>The full model card</summary>
-                <pre className="card-text">{model.card.markdown}</pre>
+                <div className="card-text" data-testid="model-card">
+                  <MarkdownView blocks={cardBlocks} headingOffset={1} />
+                </div>
               </details>
             </>
           ) : (

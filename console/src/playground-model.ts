@@ -218,3 +218,33 @@ with urllib.request.urlopen(req) as res:
 `;
   return { curl, typescript, python };
 }
+
+/** One option of an answer as the playground shows it: its label and its probability as the wire gives it. */
+export interface OptionBar {
+  label: string;
+  p: number;
+}
+
+/**
+ * What an answer prefers, read from the probabilities the playground shows (the wire's 2 decimals):
+ * the top option is `chosen` only when its probability is above every other's. When the top probability
+ * equals the runner-up's (a uniform answer, or two options level at 2 decimals) the answer is `tied`:
+ * it has no preference, even though the API's `choice` field still names one option.
+ */
+export type Preference = { kind: 'chosen'; label: string } | { kind: 'tied'; labels: string[]; p: number };
+
+export function preference(options: readonly OptionBar[]): Preference {
+  const top = Math.max(...options.map((o) => o.p));
+  const best = options.filter((o) => o.p === top);
+  const first = best[0];
+  if (best.length === 1 && first) return { kind: 'chosen', label: first.label };
+  return { kind: 'tied', labels: best.map((o) => o.label), p: best.length > 0 ? top : 0 };
+}
+
+/** "billing and tech are tied at 0.39"; past four options, only their count. */
+export function describeTie(labels: readonly string[], p: number): string {
+  const at = `tied at ${p.toFixed(2)}`;
+  if (labels.length > 4) return `${labels.length} options are ${at}`;
+  const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} and ${labels.at(-1)}` : (labels[0] ?? '');
+  return `${names} are ${at}`;
+}

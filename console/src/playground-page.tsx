@@ -2,11 +2,15 @@ import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
 import { isApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
 import {
   type DraftErrors,
+  describeTie,
   EXAMPLE,
   fromBody,
   fromHash,
   newQuestion,
+  type OptionBar,
   type PlaygroundState,
+  type Preference,
+  preference,
   type QuestionDraft,
   type QuestionType,
   shareHash,
@@ -163,7 +167,8 @@ function QuestionEditor(props: {
   );
 }
 
-function Bars({ rows, chosen }: { rows: { label: string; p: number }[]; chosen: string | undefined }) {
+function Bars({ rows, pref }: { rows: OptionBar[]; pref: Preference }) {
+  const chosen = pref.kind === 'chosen' ? pref.label : undefined;
   return (
     <ul className="bars">
       {rows.map((r) => (
@@ -182,6 +187,23 @@ function Bars({ rows, chosen }: { rows: { label: string; p: number }[]; chosen: 
   );
 }
 
+/** Says that a tied answer prefers nothing, instead of badging one of the tied options. */
+function NoPreference({ pref, field }: { pref: Preference; field?: string | undefined }) {
+  if (pref.kind !== 'tied') return null;
+  return (
+    <p className="no-preference" data-testid="no-preference">
+      <span className="badge neutral">no preference</span> {describeTie(pref.labels, pref.p)}
+      {field ? (
+        <>
+          {' '}
+          (the response's <code>choice</code> still names <code>{field}</code>)
+        </>
+      ) : null}
+      .
+    </p>
+  );
+}
+
 function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
   let body: React.ReactNode;
   if (answer.type === 'noul') {
@@ -189,36 +211,49 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       { label: 'yes', p: answer.noul },
       { label: 'no', p: Math.round((1 - answer.noul) * 100) / 100 },
     ];
+    const pref = preference(rows);
     body = (
       <>
         <p className="answer-summary">
           P(yes) = <strong>{answer.noul.toFixed(2)}</strong>
         </p>
-        <Bars rows={rows} chosen={answer.noul >= 0.5 ? 'yes' : 'no'} />
+        <NoPreference pref={pref} />
+        <Bars rows={rows} pref={pref} />
       </>
     );
   } else if (answer.type === 'choice') {
+    const rows = Object.entries(answer.probabilities).map(([label, p]) => ({ label, p }));
+    const pref = preference(rows);
     body = (
       <>
         <p className="answer-summary">
-          Choice <strong>{answer.choice}</strong> · confidence {answer.confidence.toFixed(2)}
+          {pref.kind === 'chosen' ? (
+            <>
+              Choice <strong>{answer.choice}</strong>
+            </>
+          ) : (
+            'No clear choice'
+          )}{' '}
+          · confidence {answer.confidence.toFixed(2)}
         </p>
-        <Bars rows={Object.entries(answer.probabilities).map(([label, p]) => ({ label, p }))} chosen={answer.choice} />
+        <NoPreference pref={pref} field={answer.choice} />
+        <Bars rows={rows} pref={pref} />
       </>
     );
   } else {
-    const entries = Object.entries(answer.probabilities);
-    const best = entries.reduce((a, b) => (b[1] > a[1] ? b : a), entries[0] ?? ['0', 0])[0];
     const legend = (k: string) => {
       const v = answer.legend[k];
       return `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`;
     };
+    const rows = Object.entries(answer.probabilities).map(([k, p]) => ({ label: legend(k), p }));
+    const pref = preference(rows);
     body = (
       <>
         <p className="answer-summary">
           Expected score <strong>{answer.score.toFixed(2)}</strong> · confidence {answer.confidence.toFixed(2)}
         </p>
-        <Bars rows={entries.map(([k, p]) => ({ label: legend(k), p }))} chosen={legend(best)} />
+        <NoPreference pref={pref} />
+        <Bars rows={rows} pref={pref} />
       </>
     );
   }

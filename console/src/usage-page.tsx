@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
 import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
+import { daysWithTraffic } from './usage-model.ts';
 
 const WINDOWS = [7, 30, 90] as const;
 
@@ -39,7 +40,7 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
       >
         <title>{title}</title>
         <desc id={`${id}-d`}>
-          {`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below has every number.`}
+          {`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below lists every day with traffic.`}
         </desc>
         {ticks.map((t) => {
           const y = pad.top + innerH - (t / max) * innerH;
@@ -127,6 +128,7 @@ export function UsagePage() {
   const daily: UsageDay[] = selectedKey ? selectedKey.daily : (report?.daily ?? []);
   const totals = selectedKey ? selectedKey.totals : report?.totals;
   const dates = daily.map((d) => d.date);
+  const busyDays = daysWithTraffic(daily);
   const keyTotals = report?.keys.reduce(
     (acc, k) => subtract(acc, k.totals),
     report?.totals ?? { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0 },
@@ -182,10 +184,10 @@ export function UsagePage() {
               <dd>{formatNumber(totals.errors)}</dd>
             </div>
           </dl>
-          {totals.requests === 0 ? (
-            <div className="empty">
+          {busyDays.length === 0 ? (
+            <div className="empty" data-testid="no-traffic">
               <p>
-                No requests in the last {days} days. Make a call with one of your <Link to="/keys">API keys</Link>, or
+                No traffic in the last {days} days. Make a call with one of your <Link to="/keys">API keys</Link>, or
                 run a question in the <Link to="/playground">playground</Link>; usage shows here within seconds.
               </p>
             </div>
@@ -238,33 +240,40 @@ export function UsagePage() {
               </table>
             </div>
           ) : null}
-          <div className="table-wrap">
-            <table>
-              <caption>By day</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  <th scope="col">Requests</th>
-                  <th scope="col">Questions</th>
-                  <th scope="col">Input tokens</th>
-                  <th scope="col">Output tokens</th>
-                  <th scope="col">Errors</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...daily].reverse().map((d) => (
-                  <tr key={d.date}>
-                    <th scope="row">{d.date}</th>
-                    <td>{formatNumber(d.requests)}</td>
-                    <td>{formatNumber(d.questions)}</td>
-                    <td>{formatNumber(d.input_tokens)}</td>
-                    <td>{formatNumber(d.output_tokens)}</td>
-                    <td>{formatNumber(d.errors)}</td>
+          {busyDays.length > 0 ? (
+            <div className="table-wrap">
+              <table>
+                <caption>
+                  Days with traffic{' '}
+                  <span className="muted">
+                    ({busyDays.length} of the last {days} days; the others had none)
+                  </span>
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Day (UTC)</th>
+                    <th scope="col">Requests</th>
+                    <th scope="col">Questions</th>
+                    <th scope="col">Input tokens</th>
+                    <th scope="col">Output tokens</th>
+                    <th scope="col">Errors</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                </thead>
+                <tbody>
+                  {busyDays.map((d) => (
+                    <tr key={d.date}>
+                      <th scope="row">{d.date}</th>
+                      <td>{formatNumber(d.requests)}</td>
+                      <td>{formatNumber(d.questions)}</td>
+                      <td>{formatNumber(d.input_tokens)}</td>
+                      <td>{formatNumber(d.output_tokens)}</td>
+                      <td>{formatNumber(d.errors)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
         </>
       ) : null}
     </section>

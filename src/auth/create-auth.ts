@@ -115,7 +115,7 @@ export function createAuth(options: AuthOptions) {
     emailVerification: {
       sendOnSignUp: true,
       sendOnSignIn: false,
-      autoSignInAfterVerification: false,
+      autoSignInAfterVerification: true,
       expiresIn: VERIFY_EXPIRES_S,
       sendVerificationEmail: async ({ user, url }) => {
         await mailer.send({

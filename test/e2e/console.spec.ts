@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { type BrowserContext, expect, type Page, test } from '@playwright/test';
 import { type ControlPlane, startControlPlane } from '../fixtures/control-plane.ts';
 import { linkIn } from '../fixtures/smtp-sink.ts';
@@ -15,7 +16,8 @@ let cp: ControlPlane;
 
 test.beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
-  cp = await startControlPlane('sqlite');
+  // The fake engine for speed and determinism, with the shipped model card for the model page.
+  cp = await startControlPlane('sqlite', { modelCardDir: path.resolve('models', 'brier-lite') });
 });
 test.afterAll(async () => {
   await cp?.close();
@@ -42,16 +44,19 @@ async function signUpAndVerify(page: Page, email: string) {
   const mail = await cp.smtp.waitFor(email, /verify/i);
   const link = linkIn(mail);
   expect(link).toContain('callbackURL=');
+  // The link signs the user in and lands on the console's keys, which say the email is verified.
   await page.goto(link);
-  await expect(page).toHaveURL(/\/console\/verified/);
-  await expect(page.getByRole('heading', { name: 'Email verified' })).toBeVisible();
+  await expect(page).toHaveURL(/\/console\/keys$/);
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+  await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
+  await expect(page.getByText(email)).toBeVisible();
 }
 
-async function signIn(page: Page, email: string) {
+/** Signs in through the test IdP (no email round trip): a fresh, verified account on the keys page. */
+async function signInWithIdp(page: Page, sub: string) {
+  cp.idp.signInAs({ sub, email: `${sub}@example.com`, email_verified: true, name: sub });
   await page.goto(`${cp.url}/console/sign-in`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('button', { name: 'Sign in with Test IdP' }).click();
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
 }
 
@@ -73,7 +78,7 @@ const callSystemOne = (key: string) =>
     body: JSON.stringify({ state: 'Where is my parcel?', questions: { late: { type: 'noul' } } }),
   });
 
-test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent call, usage, revoke, limit, sign out', async ({
+test('onboarding: sign up, verify and land signed in, key, playground, curl-equivalent call, usage, model card, keys on a phone, revoke, limit, sign out', async ({
   page,
   context,
 }) => {
@@ -91,9 +96,14 @@ test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent cal
   await signUpAndVerify(page, email);
   await page.screenshot({ path: `${SHOTS}/verified.png` });
 
-  // Unverified sign-in is explained elsewhere; here: the verified account signs in.
-  await signIn(page, email);
+  // Unverified sign-in is explained elsewhere; here: the verification link signed the account in.
   await expect(page.getByText('No keys yet')).toBeVisible();
+  // The console has its own icon, served from this origin.
+  const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+  expect(icon).toBe('/console/favicon.svg');
+  const iconRes = await page.request.get(`${cp.url}${icon}`);
+  expect(iconRes.status()).toBe(200);
+  expect(iconRes.headers()['content-type']).toBe('image/svg+xml');
   await page.screenshot({ path: `${SHOTS}/keys-empty.png`, fullPage: true });
 
   const key = await createKey(page, 'laptop');
@@ -152,13 +162,25 @@ test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent cal
   await expect(page.getByTestId('total-requests')).toHaveText('2');
   await expect(page.getByRole('img', { name: /Requests per day/ })).toBeVisible();
   await expect(page.getByRole('row', { name: /laptop/ })).toContainText('1');
+  // The day table lists the one day with traffic, not a row of zeros per day of the window.
+  await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(1);
+  await expect(page.getByRole('table', { name: /Days with traffic/ })).toContainText('1 of the last 30 days');
   await page.getByLabel('Window', { exact: true }).selectOption('7');
-  await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(7);
+  await expect(page.getByRole('table', { name: /Days with traffic/ })).toContainText('1 of the last 7 days');
+  await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(1);
   await page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
 
   // Model page.
   await page.getByRole('link', { name: 'Model' }).click();
   await expect(page.getByTestId('model-id')).toHaveText(cp.services.decisions.resolveModel(undefined));
+  // The model card is rendered, not shown as Markdown source: code spans, tables, no stray backticks.
+  await expect(page.getByTestId('card-title').locator('code')).toHaveText('brier-latest');
+  await page.getByText('The full model card').click();
+  const card = page.getByTestId('model-card');
+  await expect(card.getByRole('heading', { name: 'What it cannot do (read this before relying on it)' })).toBeVisible();
+  expect(await card.getByRole('table').count()).toBeGreaterThanOrEqual(5);
+  await expect(card.locator('code', { hasText: /^unseen$/ }).first()).toBeVisible();
+  expect(await page.getByRole('main').textContent()).not.toContain('`');
   await page.screenshot({ path: `${SHOTS}/model.png`, fullPage: true });
 
   // The key limit, then revoke with confirmation.
@@ -170,6 +192,23 @@ test('onboarding: sign up, verify, sign in, key, playground, curl-equivalent cal
   await expect(page.getByText(/3 active keys, the limit per account/)).toBeVisible();
   await expect(page.getByLabel('Key name')).toHaveCount(0);
   await page.screenshot({ path: `${SHOTS}/keys-limit.png`, fullPage: true });
+
+  // On a phone (375 px) every Revoke button is on screen, with no sideways scrolling.
+  await page.setViewportSize({ width: 375, height: 812 });
+  const revokes = page.getByRole('button', { name: /^Revoke key / });
+  await expect(revokes).toHaveCount(3);
+  await expect(revokes.first()).toBeInViewport({ ratio: 1 });
+  for (const box of await revokes.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) {
+    expect(box.left).toBeGreaterThanOrEqual(0);
+    expect(box.right).toBeLessThanOrEqual(375);
+  }
+  const overflow = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    table: [...document.querySelectorAll('.table-wrap')].map((t) => t.scrollWidth - t.clientWidth),
+  }));
+  expect(overflow).toEqual({ page: 375, table: [0] });
+  await page.screenshot({ path: `${SHOTS}/keys-phone.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.getByRole('button', { name: 'Revoke key laptop' }).click();
   const confirm = page.getByRole('dialog', { name: 'Revoke this key?' });
@@ -211,7 +250,10 @@ test('resend verification, unverified sign-in explained, password reset through 
   await expect(page.getByText(/not verified yet/)).toBeVisible();
 
   await page.goto(linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1)));
-  await expect(page.getByRole('heading', { name: 'Email verified' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+  await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/console\/sign-in$/);
 
   await page.goto(`${cp.url}/console/forgot-password`);
   await page.getByLabel('Email').fill(email);
@@ -244,6 +286,11 @@ test('docs: the site is served at /docs from this origin only, and links to the 
   const origins = recordOrigins(context);
   await page.goto(`${cp.url}/docs/`);
   await expect(page.getByRole('heading', { level: 1 }).first()).toBeVisible();
+  const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+  expect(icon).toBe('/docs/favicon.svg');
+  const iconRes = await page.request.get(`${cp.url}${icon}`);
+  expect(iconRes.status()).toBe(200);
+  expect(iconRes.headers()['content-type']).toBe('image/svg+xml');
   await page.screenshot({ path: `${SHOTS}/docs-home.png`, fullPage: true });
   await page.goto(`${cp.url}/docs/guide/quickstart`);
   await expect(page.getByRole('heading', { level: 1 }).first()).toBeVisible();
@@ -252,4 +299,43 @@ test('docs: the site is served at /docs from this origin only, and links to the 
   await expect(page).toHaveURL(/\/console(\/|$)/);
   await expect(page.getByRole('heading', { name: /sign in/i }).first()).toBeVisible();
   expect([...origins]).toEqual([cp.url]);
+});
+
+test('playground: a tied answer says "no preference" instead of badging one of the tied options', async ({ page }) => {
+  await signInWithIdp(page, 'tie-e2e');
+  await page.getByRole('link', { name: 'Playground', exact: true }).click();
+  // With the deterministic fake engine this state answers refund 0.5 and team billing 0.39, tech 0.39, other 0.23.
+  await page.getByRole('button', { name: 'JSON' }).click();
+  await page.getByLabel('Request body (JSON)').fill(
+    JSON.stringify({
+      state: 'Tie 7791: I was charged twice.',
+      questions: {
+        refund: { type: 'noul', instructions: 'Is the customer asking for money back?' },
+        team: {
+          type: 'choice',
+          instructions: 'Which team should handle this?',
+          criteria: { billing: 'charges and refunds', tech: 'bugs and outages', other: null },
+        },
+      },
+    }),
+  );
+  await page.getByRole('button', { name: 'Run' }).click();
+  const answers = page.getByRole('region', { name: 'Answers' });
+  const refund = answers.getByRole('article', { name: 'Answer to refund' });
+  const team = answers.getByRole('article', { name: 'Answer to team' });
+  await expect(refund.getByTestId('no-preference')).toHaveText(/no preference\s+yes and no are tied at 0\.50/);
+  await expect(team.getByTestId('no-preference')).toContainText('billing and tech are tied at 0.39');
+  await expect(team).toContainText('No clear choice');
+  await expect(refund.getByText('chosen', { exact: true })).toHaveCount(0);
+  await expect(team.getByText('chosen', { exact: true })).toHaveCount(0);
+  await page.screenshot({ path: `${SHOTS}/playground-tie.png`, fullPage: true });
+});
+
+test('usage: a new account sees "no traffic in the last 30 days" instead of a table of zeros', async ({ page }) => {
+  await signInWithIdp(page, 'quiet-e2e');
+  await page.getByRole('link', { name: 'Usage', exact: true }).click();
+  await expect(page.getByTestId('total-requests')).toHaveText('0');
+  await expect(page.getByTestId('no-traffic')).toContainText('No traffic in the last 30 days');
+  await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(0);
+  await expect(page.getByRole('img', { name: /Requests per day/ })).toHaveCount(0);
 });

@@ -26,7 +26,7 @@ for (const kind of databases()) {
         body: JSON.stringify(body),
       });
 
-    test('sign up, verify by email, sign in, 3 keys, use, revoke, usage, sign out', async () => {
+    test('sign up, verify by email and land signed in, sign in, 3 keys, use, revoke, usage, sign out', async () => {
       const email = `ada-${kind}@example.com`;
       const b = createBrowser({ origin: cp.url });
 
@@ -65,9 +65,16 @@ for (const kind of databases()) {
       const noSession = await b.request(api('/control/v1/keys'), { body: { name: 'x' } });
       assert.equal(noSession.status, 401);
 
-      // Verify; the link works once.
+      // Verify; the link signs the browser in (no second sign-in by hand) and works once.
       const verified = await b.request(link);
       assert.ok(verified.status === 200 || verified.status === 302, `verify answered ${verified.status}`);
+      const verifyCookie = verified.headers.getSetCookie().find((c) => c.startsWith('brier.session_token='));
+      assert.ok(verifyCookie, 'the verification link sets a session cookie');
+      assert.match(verifyCookie, /HttpOnly/i);
+      assert.match(verifyCookie, /SameSite=Lax/i);
+      const landed = await (await b.request(api('/control/v1/auth/get-session'))).json();
+      assert.equal(landed?.user?.email, email);
+      assert.equal(landed.user.emailVerified, true);
       const again = await b.request(link);
       assert.equal(again.status, 400);
       assert.match((await again.json()).message, /already used/);
@@ -401,7 +408,7 @@ for (const kind of databases()) {
   });
 }
 
-/** Signs up, follows the emailed link and signs in; returns the browser holding the session. */
+/** Signs up and follows the emailed link, which signs the browser in; returns the browser holding the session. */
 async function verifiedSession(cp: ControlPlane, email: string) {
   const b = createBrowser({ origin: cp.url });
   const up = await b.request(`${cp.url}/control/v1/auth/sign-up/email`, { body: { email, password: PASSWORD } });
@@ -409,8 +416,8 @@ async function verifiedSession(cp: ControlPlane, email: string) {
   const link = linkIn(await cp.smtp.waitFor(email, /verify/i));
   const v = await b.request(link);
   assert.ok(v.status < 400);
-  const signIn = await b.request(`${cp.url}/control/v1/auth/sign-in/email`, { body: { email, password: PASSWORD } });
-  assert.equal(signIn.status, 200);
+  const session = await (await b.request(`${cp.url}/control/v1/auth/get-session`)).json();
+  assert.equal(session?.user?.email, email, 'signed in by the verification link');
   return b;
 }
 

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { describeTie, preference } from '../../console/src/playground-model.ts';
+
+describe('playground: what an answer prefers', () => {
+  test('a unique top probability is chosen', () => {
+    assert.deepEqual(
+      preference([
+        { label: 'billing', p: 0.91 },
+        { label: 'tech', p: 0.07 },
+        { label: 'other', p: 0.02 },
+      ]),
+      { kind: 'chosen', label: 'billing' },
+    );
+    assert.deepEqual(
+      preference([
+        { label: 'yes', p: 0.51 },
+        { label: 'no', p: 0.49 },
+      ]),
+      { kind: 'chosen', label: 'yes' },
+    );
+  });
+
+  test('a uniform answer has no preference (noul 0.5, a third per level)', () => {
+    assert.deepEqual(
+      preference([
+        { label: 'yes', p: 0.5 },
+        { label: 'no', p: 0.5 },
+      ]),
+      { kind: 'tied', labels: ['yes', 'no'], p: 0.5 },
+    );
+    assert.deepEqual(
+      preference([
+        { label: '0: low', p: 0.33 },
+        { label: '1: medium', p: 0.33 },
+        { label: '2: high', p: 0.33 },
+      ]),
+      { kind: 'tied', labels: ['0: low', '1: medium', '2: high'], p: 0.33 },
+    );
+  });
+
+  test('the top two level at 2 decimals is a tie, whatever the rest', () => {
+    assert.deepEqual(
+      preference([
+        { label: 'billing', p: 0.39 },
+        { label: 'tech', p: 0.39 },
+        { label: 'other', p: 0.23 },
+      ]),
+      { kind: 'tied', labels: ['billing', 'tech'], p: 0.39 },
+    );
+  });
+
+  test('no options: nothing is chosen', () => {
+    assert.deepEqual(preference([]), { kind: 'tied', labels: [], p: 0 });
+  });
+
+  test('a tie is described by its labels, or by their count past four', () => {
+    assert.equal(describeTie(['yes', 'no'], 0.5), 'yes and no are tied at 0.50');
+    assert.equal(describeTie(['a', 'b', 'c'], 0.33), 'a, b and c are tied at 0.33');
+    assert.equal(describeTie(['a', 'b', 'c', 'd', 'e'], 0.2), '5 options are tied at 0.20');
+  });
+});
