@@ -34,7 +34,7 @@ export interface AuthOptions {
  * does accounts, passwords, email verification, sessions and OAuth/OIDC.
  *
  * Session tokens are stored hashed (hashed-session-tokens.ts): the session table holds SHA-256 of each
- * token, the cookie the token itself, signed.
+ * token, the cookie the token itself, signed. Reset tokens are stored hashed as well (verification).
  *
  * Account linking: a third-party sign-in joins an existing account only when the provider asserts the
  * email is verified AND the local account's email is verified (better-auth's requireLocalEmailVerified),
@@ -133,6 +133,9 @@ export function createAuth(options: AuthOptions) {
     // First, so that every other plugin's init already sees the adapter that hashes session tokens.
     plugins: [hashedSessionTokens(), ...oidcPlugins],
     disabledPaths: PATHS_NEEDING_CLEAR_TOKENS,
+    // Password-reset tokens and OAuth states are stored as their SHA-256 too (better-auth's own option;
+    // a row stored in clear before is still found by its fallback until it expires).
+    verification: { storeIdentifier: 'hashed' },
     session: { expiresIn: SESSION_EXPIRES_S, updateAge: 24 * 3600 },
     advanced: {
       useSecureCookies: secure,

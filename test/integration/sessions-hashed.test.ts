@@ -11,7 +11,7 @@ const PASSWORD = 'correct horse battery';
 const COOKIE = 'brier.session_token';
 
 for (const kind of databases()) {
-  describe(`session tokens are stored hashed (${kind})`, () => {
+  describe(`session and password-reset tokens are stored hashed (${kind})`, () => {
     let t: TestApp;
     before(async () => {
       t = await makeTestApp({ db: kind });
@@ -127,6 +127,23 @@ for (const kind of databases()) {
       assert.deepEqual(await sessionRows(email), []);
       assert.equal(await consoleStatus(first), 401);
       assert.equal(await consoleStatus(second), 401);
+    });
+
+    test('a password-reset token is stored hashed, and still resets the password once', async () => {
+      const email = `reset-token-${kind}@example.com`;
+      await signUpVerified(email);
+      const c = createAppClient(t.app);
+      assert.equal((await c.request('/control/v1/auth/request-password-reset', { body: { email } })).status, 200);
+      const link = t.outbox.findLast((m) => m.to === email && /reset/i.test(m.subject))?.link ?? '';
+      const token = /reset-password\/([^?\s]+)/.exec(link)?.[1];
+      assert.ok(token, link);
+      const everything = JSON.stringify(await t.db.kysely.selectFrom('verification').selectAll().execute());
+      assert.ok(!everything.includes(token), 'the reset token is nowhere in the verification table');
+
+      const body = { token, newPassword: 'a brand new passphrase' };
+      assert.equal((await c.request('/control/v1/auth/reset-password', { body })).status, 200);
+      assert.equal((await c.request('/control/v1/auth/reset-password', { body })).status, 400, 'once');
+      await signIn(email, 'a brand new passphrase');
     });
 
     test('deleting the account deletes its sessions', async () => {
