@@ -190,7 +190,13 @@ export function buildApp(deps: AppDeps) {
   });
   app.onError((error, c) => {
     if (error instanceof HTTPException) {
-      const code = error.status === 400 ? 'INVALID_JSON' : error.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST';
+      // What hono's validators still refuse once the body guard has passed a body: none at all.
+      if (/unsupported media type/i.test(error.message)) {
+        const type = c.req.header('content-type');
+        const got = type ? JSON.stringify(type.slice(0, 80)) : 'none';
+        return errorResponse(c, fail('UNSUPPORTED_MEDIA_TYPE', `content-type: must be application/json, got ${got}`));
+      }
+      const code = error.status === 400 ? 'INVALID_JSON' : 'BAD_REQUEST';
       return errorResponse(
         c,
         fail(code, code === 'INVALID_JSON' ? `body is not valid JSON: ${error.message}` : error.message),

@@ -41,15 +41,17 @@ export function checkJsonBounds(value: unknown, maxDepth: number): JsonBoundsPro
 }
 
 /**
- * A path as error messages name it: `questions.q1.criteria[2]`, each key cut to `maxKey` characters
- * and the path to its first `maxParts` steps.
+ * A path as error messages name it: `questions.q1.criteria[2]`; a key that is not a plain name is
+ * quoted (`questions["a b"]`), each key is cut to `maxKey` characters and the path to its first
+ * `maxParts` steps, so that a message never carries raw newlines or an unbounded key.
  */
 export function describePath(path: readonly (string | number)[], maxKey = 64, maxParts = 8): string {
   if (path.length === 0) return 'body';
-  let out = '';
+  let out = typeof path[0] === 'number' ? 'body' : '';
   for (const part of path.slice(0, maxParts)) {
     if (typeof part === 'number') out += `[${part}]`;
-    else out += `${out ? '.' : ''}${clip(part, maxKey)}`;
+    else if (/^[\w$-]+$/.test(part)) out += `${out ? '.' : ''}${clip(part, maxKey)}`;
+    else out += `${out ? '' : 'body'}[${JSON.stringify(clip(part, maxKey))}]`;
   }
   return path.length > maxParts ? `${out}…` : out;
 }

@@ -3,13 +3,6 @@ import { fail } from '../../domain/errors.ts';
 import { checkJsonBounds, clip, describePath } from '../../lib/json-bounds.ts';
 import type { AppEnv } from '../env.ts';
 
-/**
- * Bytes of an over-limit body read and thrown away before the refusal is sent, so that a client
- * still writing its body reads a clean 413 and can reuse the connection. Past this, the refusal
- * goes out at once with `Connection: close` (see connectionHygiene).
- */
-export const DISCARD_CAP_BYTES = 16 * 1024 * 1024;
-
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -36,16 +29,14 @@ async function read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Re
   }
 }
 
-/** Reads the rest of a body without keeping it, up to `cap` bytes in all; true if it reached the end. */
-async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, seen: number, cap: number): Promise<boolean> {
-  let total = seen;
-  while (total <= cap) {
-    const { done, value } = await read(reader);
-    if (done) return true;
-    total += value.byteLength;
-  }
-  await reader.cancel().catch(() => undefined);
-  return false;
+/**
+ * Reads the rest of an over-limit body without keeping it, so that a client still writing its body
+ * reads a clean 413 and can reuse the connection (a client that stops reading until it has sent
+ * everything would otherwise see a reset). Bounded in time by the server's request timeout
+ * (BRIER_BODY_TIMEOUT_MS), which cuts a body that never ends.
+ */
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  for (let next = await read(reader); !next.done; next = await read(reader));
 }
 
 /**
@@ -64,8 +55,7 @@ export function bodyGuard(options: BodyGuardOptions) {
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     const reader = raw.body.getReader();
     if (declared > limit) {
-      if (declared <= DISCARD_CAP_BYTES) await discard(reader, 0, DISCARD_CAP_BYTES);
-      else await reader.cancel().catch(() => undefined);
+      await discard(reader);
       throw tooLarge();
     }
     const chunks: Uint8Array[] = [];
@@ -75,15 +65,17 @@ export function bodyGuard(options: BodyGuardOptions) {
       if (done) break;
       size += value.byteLength;
       if (size > limit) {
-        await discard(reader, size, DISCARD_CAP_BYTES);
+        await discard(reader);
         throw tooLarge();
       }
       chunks.push(value);
     }
     const bytes = Buffer.concat(chunks, size);
-    const type = mediaType(c.req.header('content-type'));
+    const header = c.req.header('content-type');
+    const type = mediaType(header);
     const form = type === FORM_TYPE && options.acceptsForm?.(c.req.path) === true;
-    if (size > 0 && !form && !JSON_TYPE.test(type)) {
+    // A type is checked whenever one is named, body or not; no type is fine only without a body.
+    if ((size > 0 || type !== '') && !form && !JSON_TYPE.test(type)) {
       throw fail(
         'UNSUPPORTED_MEDIA_TYPE',
         `content-type: must be application/json, got ${type ? JSON.stringify(clip(type, 80)) : 'none'}`,
@@ -114,6 +106,8 @@ export function bodyGuard(options: BodyGuardOptions) {
     const headers = new Headers(raw.headers);
     headers.delete('content-length');
     headers.delete('transfer-encoding');
+    // Checked JSON goes on as plain application/json (better-auth accepts no other JSON type).
+    if (!form && type !== '') headers.set('content-type', 'application/json');
     c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
     await next();
   });
@@ -121,7 +115,7 @@ export function bodyGuard(options: BodyGuardOptions) {
 
 /**
  * Lets a client reuse its connection only when the request body was read to the end: a refusal
- * sent before that (401 before reading, 404, a body past the discard cap) says `Connection: close`,
+ * sent before that (a 401 or 404 before the body guard) says `Connection: close`,
  * so no client writes its next request onto a socket the server is about to drop.
  */
 export function connectionHygiene() {

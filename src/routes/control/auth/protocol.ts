@@ -51,7 +51,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     ),
     responses: {
       200: json(z.object({ user: User.nullable() }).passthrough(), 'Accepted'),
-      ...errorResponses(400, 403, 429),
+      ...errorResponses(400, 403, 429, 413, 415),
     },
   });
   r.registerPath({
@@ -76,7 +76,10 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     summary: 'Send the verification email again',
     description: 'Rate-limited per IP and per address. The answer does not say whether the address has an account.',
     request: body(z.object({ email: Email, callbackURL: CallbackURL })),
-    responses: { 200: json(Status, 'Sent if the address has an unverified account'), ...errorResponses(400, 403, 429) },
+    responses: {
+      200: json(Status, 'Sent if the address has an unverified account'),
+      ...errorResponses(400, 403, 429, 413, 415),
+    },
   });
   r.registerPath({
     method: 'post',
@@ -88,7 +91,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     request: body(
       z.object({ email: Email, password: z.string(), rememberMe: z.boolean().optional(), callbackURL: CallbackURL }),
     ),
-    responses: { 200: json(SignedIn, 'Signed in'), ...errorResponses(400, 401, 403, 429) },
+    responses: { 200: json(SignedIn, 'Signed in'), ...errorResponses(400, 401, 403, 429, 413, 415) },
   });
   r.registerPath({
     method: 'post',
@@ -115,7 +118,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     request: body(z.object({ email: Email, redirectTo: z.string().optional() })),
     responses: {
       200: json(Status.passthrough(), 'Sent if the address has an account'),
-      ...errorResponses(400, 403, 429),
+      ...errorResponses(400, 403, 429, 413, 415),
     },
   });
   r.registerPath({
@@ -125,7 +128,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     summary: 'Set a new password with the token from the reset link',
     description: 'Ends every session of the account.',
     request: body(z.object({ token: z.string(), newPassword: Password })),
-    responses: { 200: json(Status, 'Password changed'), ...errorResponses(400, 403, 429) },
+    responses: { 200: json(Status, 'Password changed'), ...errorResponses(400, 403, 429, 413, 415) },
   });
   r.registerPath({
     method: 'post',
@@ -141,7 +144,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
         errorCallbackURL: CallbackURL,
       }),
     ),
-    responses: { 200: json(Redirect, 'Open url'), ...errorResponses(400, 403, 404) },
+    responses: { 200: json(Redirect, 'Open url'), ...errorResponses(400, 403, 404, 413, 415) },
   });
   for (const method of ['get', 'post'] as const) {
     r.registerPath({

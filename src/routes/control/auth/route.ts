@@ -5,6 +5,7 @@ import type { Db } from '../../../db/open.ts';
 import { type ErrorCode, fail } from '../../../domain/errors.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponse } from '../../../http/errors.ts';
+import { clip } from '../../../lib/json-bounds.ts';
 import { registerAuthDocs } from './protocol.ts';
 
 /**
@@ -77,9 +78,23 @@ const MESSAGES: Record<string, string> = {
   EMAIL_NOT_VERIFIED:
     'email not verified: open the link in the verification email, or ask for a new one with POST /control/v1/auth/send-verification-email',
   INVALID_EMAIL_OR_PASSWORD: 'invalid email or password',
-  INVALID_TOKEN: 'this link is invalid or has expired; ask for a new one',
-  TOKEN_EXPIRED: 'this link has expired; ask for a new one',
+  EMAIL_MISMATCH: "email: is not the signed-in account's email",
+  INVALID_TOKEN: 'token: this link is invalid or has expired; ask for a new one',
+  TOKEN_EXPIRED: 'token: this link has expired; ask for a new one',
 };
+
+/**
+ * better-auth's validation messages in our shape, the field first: `[body.email] Invalid email
+ * address; [body.password] ...` becomes `email: invalid email address; password: ...`.
+ */
+export function fieldFirst(message: string): string {
+  if (/^invalid json in request body/i.test(message)) return 'body is not valid JSON';
+  const named = message.replace(
+    /\[body\.([^\]]{1,64})\] (\w)/g,
+    (_, field: string, first: string) => `${field}: ${first.toLowerCase()}`,
+  );
+  return clip(named.charAt(0).toLowerCase() + named.slice(1), 400);
+}
 
 async function readJson(request: Request): Promise<Record<string, unknown>> {
   try {
@@ -162,9 +177,7 @@ export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: D
       try {
         const body = (await response.clone().json()) as { code?: unknown; message?: unknown };
         if (typeof body.code === 'string') code = body.code;
-        if (typeof body.message === 'string' && body.message !== '') {
-          message = body.message.charAt(0).toLowerCase() + body.message.slice(1);
-        }
+        if (typeof body.message === 'string' && body.message !== '') message = fieldFirst(body.message);
       } catch {
         // not JSON
       }

@@ -17,7 +17,7 @@ export const createKeyRoute = createRoute({
   request: { body: { required: true, content: { 'application/json': { schema: CreateKeyRequest } } } },
   responses: {
     201: { description: 'The key, once', content: { 'application/json': { schema: CreatedKey } } },
-    ...errorResponses(401, 403, 409, 422),
+    ...errorResponses(401, 403, 409, 413, 415, 422),
   },
 });
 

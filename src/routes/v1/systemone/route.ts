@@ -20,7 +20,7 @@ export const systemOneRoute = createRoute({
       description: 'Answers keyed by question id',
       content: { 'application/json': { schema: SystemOneResponse } },
     },
-    ...errorResponses(400, 401, 403, 413, 422, 503),
+    ...errorResponses(400, 401, 403, 413, 415, 422, 503),
   },
 });
 
