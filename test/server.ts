@@ -18,8 +18,15 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts the real server (`node src/main.ts`) on a loopback port with its own data dir. */
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<RunningServer> {
+/**
+ * Starts the real server (`node src/main.ts`) on a loopback port with its own data dir; `root`
+ * runs another checkout's server (a benchmark's baseline).
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+  root = ROOT,
+): Promise<RunningServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-server-'));
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -31,9 +38,9 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
     BRIER_USAGE_FLUSH_MS: '100',
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
     env: fullEnv,
-    cwd: ROOT,
+    cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -74,9 +81,9 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
   });
 
   async function cli(args: string[]): Promise<string[]> {
-    const p = spawn(process.execPath, [path.join(ROOT, 'src/cli.ts'), ...args], {
+    const p = spawn(process.execPath, [path.join(root, 'src/cli.ts'), ...args], {
       env: fullEnv,
-      cwd: ROOT,
+      cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

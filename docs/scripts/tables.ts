@@ -13,11 +13,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODEL_ALIASES } from '../../src/domain/systemone.ts';
+import { MAX_CHARS_PER_TOKEN } from '../../src/engines/engine.ts';
 import { ERRORS, errorResponses } from '../../src/http/errors.ts';
 import { DEFAULT_AUTH_RATE_RULES } from '../../src/http/middleware/rate-limit.ts';
 import { MODEL_CATALOG } from '../../src/models/catalog.ts';
+import { AUTH_FIELD_LIMITS } from '../../src/routes/control/auth/protocol.ts';
 import {
   MAX_CHOICE_OPTIONS,
+  MAX_JSON_DEPTH,
+  MAX_LABEL_CHARS,
+  MAX_MODEL_CHARS,
+  MAX_QUESTION_ID_CHARS,
   MAX_QUESTIONS,
   MAX_SCORE_LEVELS,
   MIN_CHOICE_OPTIONS,
@@ -210,12 +216,25 @@ export function renderRateLimits(): string {
     generatedNote('docs/scripts/tables.ts from src/http/middleware/rate-limit.ts'),
     '',
     table(
-      ['path under `/control/v1/auth`', 'action', 'per client IP', 'per account (the email in the body)'],
+      [
+        'path under `/control/v1/auth`',
+        'action',
+        'per client IP (every attempt)',
+        'per account and IP',
+        'per account (the email in the body)',
+      ],
       Object.entries(DEFAULT_AUTH_RATE_RULES).map(([p, r]) => [
         code(p),
         inline(r.what),
         `${r.ip.points} per ${window(r.ip.durationS)}`,
-        r.account ? `${r.account.points} per ${window(r.account.durationS)}` : '-',
+        r.pair
+          ? `${r.pair.points} per ${window(r.pair.durationS)}${r.pairCountsFailuresOnly ? ' failed (a success clears them)' : ''}`
+          : '-',
+        r.account
+          ? `${r.account.points} per ${window(r.account.durationS)}`
+          : r.slowdown
+            ? `never refused: after ${r.slowdown.freeFailures} failures in ${window(r.slowdown.durationS)}, a pause of ${r.slowdown.baseDelayMs / 1000} s doubling to ${r.slowdown.maxDelayMs / 1000} s`
+            : '-',
       ]),
     ),
   ].join('\n');
@@ -247,9 +266,34 @@ export function renderLimits(): string {
     table(
       ['limit', 'value', 'error'],
       [
+        ['body of `/v1/systemone` and the playground', '`BRIER_MAX_BODY_BYTES` (default 1 MiB)', '413'],
+        [
+          'body of every other route (sign-up, sign-in, keys)',
+          '`BRIER_CONTROL_MAX_BODY_BYTES` (default 16 KiB)',
+          '413',
+        ],
+        ['body media type', '`application/json` (or `+json`)', '415'],
+        ['JSON nesting, the body being level 1', `${MAX_JSON_DEPTH} levels`, '400'],
+        ['a key named `__proto__`, anywhere in a body', 'refused', '400'],
         ['questions per request', `1 to ${MAX_QUESTIONS}`, '422 when empty, 400 when over'],
-        ['`choice` labels', `${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS}`, '400'],
+        ['question id', `at most ${MAX_QUESTION_ID_CHARS} characters`, '422'],
+        [
+          '`choice` labels',
+          `${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS}, each 1 to ${MAX_LABEL_CHARS} characters`,
+          '400 (count), 422 (length)',
+        ],
         ['`score` levels', `${MIN_SCORE_LEVELS} to ${MAX_SCORE_LEVELS}`, '400'],
+        ['`model`', `at most ${MAX_MODEL_CHARS} characters`, '422'],
+        [
+          'characters, before any tokenizer runs',
+          `${MAX_CHARS_PER_TOKEN} per token of \`input_limit\` (state; state plus the longest question) and of \`context_limit\` (everything)`,
+          '400 `max_tokens_exceeded`',
+        ],
+        ...Object.entries(AUTH_FIELD_LIMITS).map(([field, limit]) => [
+          `auth field ${code(field)}`,
+          `at most ${limit} characters`,
+          '400',
+        ]),
       ],
     ),
   ].join('\n');

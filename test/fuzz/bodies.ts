@@ -270,6 +270,8 @@ export function* fuzzRequests(seed: number, count: number): Generator<FuzzReques
     } else if (route <= 3) {
       const { text, ids } = systemOneBody(rng);
       const body = mutate(text);
+      // Damaged text can still parse, as another request (a `}` inserted ends the questions early).
+      const questionIds = body === text ? ids : undefined;
       yield {
         label: 'POST /v1/systemone',
         method: 'POST',
@@ -277,20 +279,14 @@ export function* fuzzRequests(seed: number, count: number): Generator<FuzzReques
         auth: 'key',
         headers,
         body,
-        questionIds: ids,
+        questionIds,
       };
     } else if (route === 4) {
       const { text, ids } = systemOneBody(rng);
       const path = '/control/v1/playground/systemone';
-      yield {
-        label: `POST ${path}`,
-        method: 'POST',
-        path,
-        auth: 'session',
-        headers,
-        body: mutate(text),
-        questionIds: ids,
-      };
+      const body = mutate(text);
+      const questionIds = body === text ? ids : undefined;
+      yield { label: `POST ${path}`, method: 'POST', path, auth: 'session', headers, body, questionIds };
     } else if (route <= 6) {
       const path = pick(rng, AUTH_PATHS);
       // Never with the session: signing out would end the session the other routes use.

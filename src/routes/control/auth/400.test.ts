@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
-import { AUTH_FIELD_LIMITS } from './route.ts';
+import { AUTH_FIELD_LIMITS } from './protocol.ts';
 
 describe('/control/v1/auth 400 (free-text fields past their limits)', () => {
   let t: TestApp;

@@ -3,7 +3,25 @@ import { AUTH_BASE_PATH, PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
 
-const Email = z.string().email().openapi({ example: 'ada@example.com' });
+/**
+ * Character limits of the free-text fields the auth endpoints take (RFC 5321 caps an address at
+ * 254); the error names the field and the limit. The body itself is capped earlier, in bytes.
+ */
+export const AUTH_FIELD_LIMITS: Record<string, number> = {
+  email: 254,
+  password: PASSWORD_MAX,
+  newPassword: PASSWORD_MAX,
+  currentPassword: PASSWORD_MAX,
+  name: 100,
+  token: 512,
+  provider: 64,
+  callbackURL: 2048,
+  errorCallbackURL: 2048,
+  newUserCallbackURL: 2048,
+  redirectTo: 2048,
+};
+
+const Email = z.string().email().max(254).openapi({ example: 'ada@example.com' });
 const Password = z
   .string()
   .min(PASSWORD_MIN)
@@ -47,7 +65,7 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     description:
       'Creates an unverified account and sends a verification email. The answer is the same whether or not the email already has an account (the owner is told by email).',
     request: body(
-      z.object({ email: Email, password: Password, name: z.string().optional(), callbackURL: CallbackURL }),
+      z.object({ email: Email, password: Password, name: z.string().max(100).optional(), callbackURL: CallbackURL }),
     ),
     responses: {
       200: json(z.object({ user: User.nullable() }).passthrough(), 'Accepted'),

@@ -6,25 +6,7 @@ import { type ErrorCode, fail } from '../../../domain/errors.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponse } from '../../../http/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
-import { registerAuthDocs } from './protocol.ts';
-
-/**
- * Character limits of the free-text fields the auth endpoints take (RFC 5321 caps an address at
- * 254); the error names the field and the limit. The body itself is capped earlier, in bytes.
- */
-export const AUTH_FIELD_LIMITS: Record<string, number> = {
-  email: 254,
-  password: PASSWORD_MAX,
-  newPassword: PASSWORD_MAX,
-  currentPassword: PASSWORD_MAX,
-  name: 100,
-  token: 512,
-  provider: 64,
-  callbackURL: 2048,
-  errorCallbackURL: 2048,
-  newUserCallbackURL: 2048,
-  redirectTo: 2048,
-};
+import { AUTH_FIELD_LIMITS, registerAuthDocs } from './protocol.ts';
 
 /** Refuses a known field that is not a string or is longer than its limit. */
 export function checkAuthFields(body: Record<string, unknown>): void {
@@ -79,6 +61,7 @@ const MESSAGES: Record<string, string> = {
     'email not verified: open the link in the verification email, or ask for a new one with POST /control/v1/auth/send-verification-email',
   INVALID_EMAIL_OR_PASSWORD: 'invalid email or password',
   EMAIL_MISMATCH: "email: is not the signed-in account's email",
+  INVALID_EMAIL: 'email: not an email address',
   INVALID_TOKEN: 'token: this link is invalid or has expired; ask for a new one',
   TOKEN_EXPIRED: 'token: this link has expired; ask for a new one',
 };
