@@ -105,7 +105,9 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     timeoutMs: options.requestTimeoutMs,
     concurrency: engine.parallelism ?? 1,
   });
-  const decisions = createDecisionService(engine, scheduler);
+  // Long token counts, one at a time (see createDecisionService), under the same limit and deadline.
+  const counting = createScheduler({ limit: options.queueLimit, timeoutMs: options.requestTimeoutMs, concurrency: 1 });
+  const decisions = createDecisionService(engine, scheduler, counting);
   // Metrics: HTTP middleware, queue gauges read from the scheduler, the engine's cache/batch hook.
   const metrics = createMetrics();
   metrics.observeQueue(scheduler);

@@ -107,7 +107,7 @@ const servers: { name: string; server: RunningServer; key: string }[] = [];
 const roots: [string, string][] = [['this checkout', ROOT]];
 if (values.baseline) roots.push([`baseline ${values.baseline}`, worktree(values.baseline)]);
 for (const [name, root] of roots) {
-  const server = await startServer({ LOG_LEVEL: 'warn' }, 120_000, root);
+  const server = await startServer({}, 120_000, root);
   await waitHealthy(server.url);
   servers.push({ name, server, key: await server.createKey(`bench-${servers.length}@example.com`) });
 }
