@@ -13,7 +13,7 @@ import { createServices } from './services.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-const db = await openDb(config.databaseUrl);
+const db = await openDb(config.databaseUrl, { logger });
 const applied = await migrate(db);
 logger.info({ dialect: db.dialect, applied }, 'database ready');
 

@@ -42,6 +42,15 @@ async function rejectsWith(promise: Promise<unknown>, code: PullError['code']): 
 }
 
 describe('pullModel', () => {
+  it('creates the models folder (and the data folder above it) readable by the owner only', async () => {
+    await withServer({}, async (server) => {
+      const destDir = join(freshDir(), 'data', 'models');
+      await pullModel({ url: server.url, fileName: 'm.gguf', destDir });
+      assert.equal((await stat(destDir)).mode & 0o777, 0o700);
+      assert.equal((await stat(join(destDir, '..'))).mode & 0o777, 0o700);
+    });
+  });
+
   it('downloads the whole file, verifies size and sha256 and leaves no partial file', async () => {
     await withServer({}, async (server) => {
       const destDir = freshDir();

@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { makePrivateDir } from '../lib/private-files.ts';
 import type { GgufCatalogEntry } from './catalog.ts';
 import { PARTIAL_SUFFIX } from './catalog.ts';
 
@@ -99,7 +100,8 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
   const signal = options.signal;
   signal?.throwIfAborted();
 
-  await mkdir(options.destDir, { recursive: true });
+  // Like the database's folder: created owner-only (0700), so the data dir it may create is not listable by others.
+  makePrivateDir(options.destDir);
 
   let replaced = false;
   const existing = await sizeOf(target.path);
