@@ -4,8 +4,6 @@ import { HTTPException } from 'hono/http-exception';
 import { AUTH_BASE_PATH, type Auth } from './auth/create-auth.ts';
 import type { Db } from './db/open.ts';
 import type { AccountDeletion } from './domain/account-deletion.ts';
-import type { DecisionService } from './domain/decisions.ts';
-import { fail } from './domain/errors.ts';
 import type { KeyService } from './domain/keys.ts';
 import type { UsageRecorder } from './domain/usage.ts';
 import type { UsageReporter } from './domain/usage-report.ts';
@@ -21,6 +19,7 @@ import { requestLog } from './http/middleware/request-log.ts';
 import { sessionAuth } from './http/middleware/session-auth.ts';
 import { usageMeter } from './http/middleware/usage-meter.ts';
 import { DEFAULT_CONSOLE_DIR, DEFAULT_DOCS_DIR, registerConsoleStatic, registerDocsStatic } from './http/static.ts';
+import { fail } from './lib/errors.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { registerAccount } from './routes/control/account/route.ts';
@@ -32,15 +31,16 @@ import { PLAYGROUND_PATH, registerPlayground } from './routes/control/playground
 import { registerUsage } from './routes/control/usage/route.ts';
 import { registerHealthz } from './routes/healthz/route.ts';
 import { registerModels } from './routes/v1/models/route.ts';
-import { MAX_JSON_DEPTH } from './routes/v1/systemone/protocol.ts';
 import { registerSystemOne } from './routes/v1/systemone/route.ts';
+import { MAX_JSON_DEPTH } from './systemone/protocol.ts';
+import type { SystemOne } from './systemone/serve.ts';
 
 export interface AppDeps {
   db: Db;
   engine: DecisionEngine;
   keys: KeyService;
   usage: UsageRecorder;
-  decisions: DecisionService;
+  systemOne: SystemOne;
   logger: Logger;
   /** Byte limit of a /v1/systemone (and playground) body. */
   maxBodyBytes: number;
@@ -149,11 +149,11 @@ export function buildApp(deps: AppDeps) {
   // GET /metrics (issue 6): open unless BRIER_METRICS_TOKEN is set; keep it off the public gateway.
   if (deps.metrics) deps.metrics.metrics.register(app, deps.metrics.token);
   registerModels(app, deps.engine);
-  registerSystemOne(app, deps.decisions);
+  registerSystemOne(app, deps.systemOne);
   registerAuth(app, { auth: control.auth, db: deps.db });
   registerKeys(app, deps.keys);
   registerAuthProviders(app, control.providers ?? []);
-  registerPlayground(app, { decisions: deps.decisions, usage: deps.usage });
+  registerPlayground(app, { systemOne: deps.systemOne, usage: deps.usage });
   registerConsoleModel(app, { engine: deps.engine, modelCardDir: control.modelCardDir });
   registerUsage(app, { auth: control.auth, keys: deps.keys, usage: deps.usage, reporter: control.reporter });
   const secure = control.publicUrl.startsWith('https://');

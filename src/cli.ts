@@ -3,9 +3,10 @@
  * so it too has side effects (reads argv and env, handles SIGINT, sets the exit code).
  * The commands themselves live in src/cli/ and src/models/ and take their io as arguments.
  */
+
+import { runModelsCommand } from './catalog/cli.ts';
 import { runKeysCommand } from './cli/keys.ts';
 import { loadConfig } from './config.ts';
-import { runModelsCommand } from './models/cli.ts';
 
 const USAGE = `usage: npm run brier -- <command>
   keys create --email <email> [--name <name>]   create an account if needed and an API key (printed once, last line)

@@ -9,18 +9,18 @@ import type { OAuthClient, RateLimitStore } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
-import { createDecisionService } from './domain/decisions.ts';
 import { createKeyService } from './domain/keys.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
 import type { DecisionEngine } from './engines/engine.ts';
-import { createScheduler } from './engines/scheduler.ts';
+import { createEngineHost } from './engines/host.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { SignInProvider } from './routes/control/auth-providers/route.ts';
+import { createSystemOne } from './systemone/serve.ts';
 
 export interface ServiceOptions {
   queueLimit: number;
@@ -100,17 +100,12 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     flushMs: options.usageFlushMs,
     onError: (err, pending) => logger.error({ err, pending }, 'usage flush failed; will retry'),
   });
-  const scheduler = createScheduler({
-    limit: options.queueLimit,
-    timeoutMs: options.requestTimeoutMs,
-    concurrency: engine.parallelism ?? 1,
-  });
-  // Long token counts, one at a time (see createDecisionService), under the same limit and deadline.
-  const counting = createScheduler({ limit: options.queueLimit, timeoutMs: options.requestTimeoutMs, concurrency: 1 });
-  const decisions = createDecisionService(engine, scheduler, counting);
+  // The one owner of the model: its queue, its limits, its token counting.
+  const host = createEngineHost(engine, { queueLimit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
+  const systemOne = createSystemOne(host);
   // Metrics: HTTP middleware, queue gauges read from the scheduler, the engine's cache/batch hook.
   const metrics = createMetrics();
-  metrics.observeQueue(scheduler);
+  metrics.observeQueue(host.scheduler);
   engine.attachMetrics?.(metrics.engine);
 
   const publicUrl = (options.publicUrl ?? 'http://127.0.0.1').replace(/\/+$/, '');
@@ -134,7 +129,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     engine,
     keys,
     usage,
-    decisions,
+    systemOne,
     logger,
     maxBodyBytes: options.maxBodyBytes,
     controlMaxBodyBytes: options.controlMaxBodyBytes ?? 16_384,
@@ -160,7 +155,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     await mailer.close();
     await limits.close();
   }
-  return { app, keys, accounts, usage, scheduler, decisions, auth, mailer, metrics, close };
+  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -11,7 +11,7 @@ import type {
   UsageDay as UsageDaySchema,
   UsageReport as UsageReportSchema,
 } from '../../src/routes/control/usage/protocol.ts';
-import type { SystemOneResponse as SystemOneResponseSchema } from '../../src/routes/v1/systemone/protocol.ts';
+import type { SystemOneResponse as SystemOneResponseSchema } from '../../src/systemone/protocol.ts';
 
 export interface ApiErrorShape {
   status: number;

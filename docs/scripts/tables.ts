@@ -4,7 +4,7 @@
  *   schema's source; defaults and meanings from README.md's configuration table, the one place that
  *   describes them; a variable README does not describe must be described in EXTRA_ENV below, or the
  *   build fails);
- * - errors.md: the error table of src/http/errors.ts with the comments of src/domain/errors.ts;
+ * - errors.md: the error table of src/http/errors.ts (status, error_type and when, as data);
  * - rate-limits.md: the auth rate-limit budgets of src/http/middleware/rate-limit.ts;
  * - models.md: the model catalog of src/models/catalog.ts and the System One aliases.
  * `node docs/scripts/tables.ts`
@@ -12,12 +12,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MODEL_ALIASES } from '../../src/domain/systemone.ts';
+import { MODEL_CATALOG } from '../../src/catalog/catalog.ts';
 import { MAX_CHARS_PER_TOKEN } from '../../src/engines/engine.ts';
 import { ERRORS, errorResponses } from '../../src/http/errors.ts';
 import { DEFAULT_AUTH_RATE_RULES } from '../../src/http/middleware/rate-limit.ts';
-import { MODEL_CATALOG } from '../../src/models/catalog.ts';
 import { AUTH_FIELD_LIMITS } from '../../src/routes/control/auth/protocol.ts';
+import { MODEL_ALIASES } from '../../src/systemone/models.ts';
 import {
   MAX_CHOICE_OPTIONS,
   MAX_JSON_DEPTH,
@@ -28,7 +28,7 @@ import {
   MAX_SCORE_LEVELS,
   MIN_CHOICE_OPTIONS,
   MIN_SCORE_LEVELS,
-} from '../../src/routes/v1/systemone/protocol.ts';
+} from '../../src/systemone/protocol.ts';
 import { code, generatedNote, inline, table } from './markdown.ts';
 import { DOCS_DIR, type GeneratedFile, writeFiles } from './openapi.ts';
 
@@ -175,28 +175,16 @@ export function renderEnv(
   return { markdown, names: vars.map((v) => v.name), undescribed };
 }
 
-/** The `// comment` after each code of the ErrorCode union in src/domain/errors.ts. */
-export function parseErrorComments(source: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of source.matchAll(/\|\s*'([A-Z_]+)'\s*;?\s*\/\/\s*(.+)$/gm)) out[m[1] ?? ''] = (m[2] ?? '').trim();
-  return out;
-}
-
-export function renderErrors(domainErrorsSource: string): string {
-  const comments = parseErrorComments(domainErrorsSource);
+export function renderErrors(): string {
   const entries = Object.entries(ERRORS).sort((a, b) => a[1].status - b[1].status);
   const statuses = [...new Set(entries.map(([, e]) => e.status))];
   const described = errorResponses(...statuses) as Record<number, { description: string }>;
   return [
-    generatedNote('docs/scripts/tables.ts from src/http/errors.ts and src/domain/errors.ts'),
+    generatedNote('docs/scripts/tables.ts from src/http/errors.ts'),
     '',
     table(
       ['status', '`detail.error_type`', 'when'],
-      entries.map(([c, e]) => {
-        const when = (comments[c] ?? '').replace(/\(\d{3},\s*/, '(').replace(/\s*\(\d{3}[^)]*\)$/, '');
-        const fallback = e.status === 500 ? 'an unexpected failure; the request id finds it in the server log' : '';
-        return [String(e.status), code(e.type), inline(when || fallback || (described[e.status]?.description ?? ''))];
-      }),
+      entries.map(([, e]) => [String(e.status), code(e.type), inline(e.when)]),
     ),
     '',
     'What the OpenAPI document says about each status:',
@@ -314,7 +302,7 @@ export function renderTables(root = ROOT): GeneratedFile[] {
   }
   return [
     { file: '_generated/env.md', content: env.markdown },
-    { file: '_generated/errors.md', content: renderErrors(read('src/domain/errors.ts')) },
+    { file: '_generated/errors.md', content: renderErrors() },
     { file: '_generated/rate-limits.md', content: renderRateLimits() },
     { file: '_generated/models.md', content: renderModels() },
     { file: '_generated/limits.md', content: renderLimits() },

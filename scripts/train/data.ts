@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DecisionOption, DecisionQuestion, DecisionRequest, Json } from '../../src/domain/questions.ts';
+import type { DecisionOption, DecisionQuestion, DecisionRequest, Json } from '../../src/engines/request.ts';
 import { hash32, mulberry32 } from '../../src/lib/seeded.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DecisionRequest } from '../../src/domain/questions.ts';
 import { createEmbeddedEngine } from '../../src/engines/embedded/index.ts';
 import type { CalibrationFile, WeightsFile } from '../../src/engines/embedded/model.ts';
 import { createEncoderTokenizer } from '../../src/engines/embedded/tokenizer.ts';
+import type { DecisionRequest } from '../../src/engines/request.ts';
 
 export interface LatencyReport {
   runs: number;

@@ -16,7 +16,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
-import type { DecisionRequest } from '../../src/domain/questions.ts';
 import {
   type CalibrationModel,
   calibrate,
@@ -51,6 +50,7 @@ import {
 } from '../../src/engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
+import type { DecisionRequest } from '../../src/engines/request.ts';
 import { loadCaldec } from './caldec.ts';
 import { writeCard } from './card.ts';
 import {

@@ -3,8 +3,8 @@ import type { Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
 import { openDb } from '../db/open.ts';
 import { createAccountService } from '../domain/accounts.ts';
-import { isDomainError } from '../domain/errors.ts';
 import { createKeyService } from '../domain/keys.ts';
+import { isDomainError } from '../lib/errors.ts';
 
 export interface CliIo {
   stdout: (line: string) => void;

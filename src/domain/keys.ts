@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/open.ts';
 import { toMs } from '../db/schema.ts';
-import { fail } from './errors.ts';
+import { fail } from '../lib/errors.ts';
 
 /** Every key starts with this, so that secret scanners and people recognise it. */
 export const KEY_PREFIX = 'brier_sk_';

@@ -17,7 +17,7 @@
 
 import { argmax } from '../lib/argmax.ts';
 import { mulberry32 } from '../lib/seeded.ts';
-import { round2 } from './systemone.ts';
+import { round2 } from '../systemone/answers.ts';
 
 export interface MetricItem {
   p: readonly number[];

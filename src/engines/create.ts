@@ -1,6 +1,6 @@
 import path from 'node:path';
+import { describeModelSpec, resolveModelSpec } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
-import { describeModelSpec, resolveModelSpec } from '../models/catalog.ts';
 import type { DecisionEngine } from './engine.ts';
 import { createFakeEngine } from './fake/fake-engine.ts';
 

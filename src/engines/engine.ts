@@ -1,4 +1,4 @@
-import type { DecisionRequest } from '../domain/questions.ts';
+import type { DecisionRequest } from './request.ts';
 
 /**
  * Characters allowed per token of a limit. A request whose texts are longer than its token limits

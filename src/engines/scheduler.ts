@@ -1,4 +1,4 @@
-import { fail } from '../domain/errors.ts';
+import { fail } from '../lib/errors.ts';
 
 export interface SchedulerOptions {
   /** Most requests waiting or running at once; one more is refused with OVERLOADED. */

@@ -1,13 +1,9 @@
 import type { KeyOwner } from '../domain/keys.ts';
+import type { Consumption } from '../systemone/serve.ts';
 import type { SessionAccount } from './middleware/session-auth.ts';
 
 /** What a request consumed of the model, as the usage meter records it. */
-export interface Metered {
-  model: string;
-  questions: number;
-  inputTokens: number;
-  outputTokens: number;
-}
+export type Metered = Consumption;
 
 /** Per-request values set by middleware. */
 export interface AppEnv {

@@ -2,36 +2,44 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z as zod } from 'zod';
-import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../domain/errors.ts';
+import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../lib/errors.ts';
 import { boundedEcho, clip, describePath } from '../lib/json-bounds.ts';
 
 /** Characters of one key in an error's `loc` (ids and labels past their limit are cut). */
 const MAX_LOC_CHARS = 140;
 
-/** The one table from failure to HTTP status and wire error_type. */
-export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
-  VALIDATION: { status: 422, type: 'validation_error' },
-  BAD_REQUEST: { status: 400, type: 'invalid_request' },
-  INVALID_JSON: { status: 400, type: 'invalid_json' },
-  UNKNOWN_MODEL: { status: 400, type: 'model_not_found' },
-  MAX_TOKENS: { status: 400, type: 'max_tokens_exceeded' },
-  PAYLOAD_TOO_LARGE: { status: 413, type: 'payload_too_large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'unsupported_media_type' },
-  MISSING_CREDENTIALS: { status: 403, type: 'authentication_error' },
-  INVALID_CREDENTIALS: { status: 401, type: 'authentication_error' },
-  FORBIDDEN: { status: 403, type: 'permission_denied' },
-  UNAUTHENTICATED: { status: 401, type: 'authentication_error' },
-  EMAIL_NOT_VERIFIED: { status: 403, type: 'email_not_verified' },
-  CSRF: { status: 403, type: 'csrf_rejected' },
-  NOT_FOUND: { status: 404, type: 'not_found' },
-  KEY_LIMIT: { status: 409, type: 'key_limit_reached' },
-  CONFLICT: { status: 409, type: 'conflict' },
-  RATE_LIMITED: { status: 429, type: 'rate_limit_exceeded' },
-  OVERLOADED: { status: 503, type: 'overloaded' },
-  TIMEOUT: { status: 503, type: 'timeout' },
-  NOT_READY: { status: 503, type: 'not_ready' },
-  CANCELLED: { status: 499 as ContentfulStatusCode, type: 'cancelled' },
-  INTERNAL: { status: 500, type: 'internal_error' },
+/** The one table from failure to HTTP status, wire error_type and when it happens (the docs print it). */
+export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string; when: string }> = {
+  VALIDATION: { status: 422, type: 'validation_error', when: 'schema violation (FastAPI detail list)' },
+  BAD_REQUEST: { status: 400, type: 'invalid_request', when: 'semantic limit on a field' },
+  INVALID_JSON: { status: 400, type: 'invalid_json', when: 'body is not JSON' },
+  UNKNOWN_MODEL: { status: 400, type: 'model_not_found', when: 'model not served here' },
+  MAX_TOKENS: { status: 400, type: 'max_tokens_exceeded', when: 'request over the token limits' },
+  PAYLOAD_TOO_LARGE: { status: 413, type: 'payload_too_large', when: 'body over the byte limit' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'unsupported_media_type', when: 'a body that is not JSON' },
+  MISSING_CREDENTIALS: { status: 403, type: 'authentication_error', when: 'no Authorization header' },
+  INVALID_CREDENTIALS: { status: 401, type: 'authentication_error', when: 'unknown or revoked key' },
+  FORBIDDEN: { status: 403, type: 'permission_denied', when: 'authenticated but not allowed' },
+  UNAUTHENTICATED: { status: 401, type: 'authentication_error', when: 'no valid session on a console route' },
+  EMAIL_NOT_VERIFIED: { status: 403, type: 'email_not_verified', when: "the account's email is not verified yet" },
+  CSRF: { status: 403, type: 'csrf_rejected', when: 'a cookie-authenticated mutation from an untrusted origin' },
+  NOT_FOUND: { status: 404, type: 'not_found', when: 'Not found' },
+  KEY_LIMIT: { status: 409, type: 'key_limit_reached', when: 'active key cap reached' },
+  CONFLICT: { status: 409, type: 'conflict', when: 'Conflict' },
+  RATE_LIMITED: { status: 429, type: 'rate_limit_exceeded', when: 'Rate limited' },
+  OVERLOADED: { status: 503, type: 'overloaded', when: 'queue full' },
+  TIMEOUT: { status: 503, type: 'timeout', when: 'deadline passed before an answer' },
+  NOT_READY: { status: 503, type: 'not_ready', when: 'engine or database not ready' },
+  CANCELLED: {
+    status: 499 as ContentfulStatusCode,
+    type: 'cancelled',
+    when: 'client went away (never seen by a client)',
+  },
+  INTERNAL: {
+    status: 500,
+    type: 'internal_error',
+    when: 'an unexpected failure; the request id finds it in the server log',
+  },
 };
 
 export const ErrorBody = z

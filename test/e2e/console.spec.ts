@@ -172,7 +172,7 @@ test('onboarding: sign up, verify and land signed in, key, playground, curl-equi
 
   // Model page.
   await page.getByRole('link', { name: 'Model' }).click();
-  await expect(page.getByTestId('model-id')).toHaveText(cp.services.decisions.resolveModel(undefined));
+  await expect(page.getByTestId('model-id')).toHaveText(cp.services.systemOne.resolveModel(undefined));
   // The model card is rendered, not shown as Markdown source: code spans, tables, no stray backticks.
   await expect(page.getByTestId('card-title').locator('code')).toHaveText('brier-latest');
   await page.getByText('The full model card').click();

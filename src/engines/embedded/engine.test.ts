@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
 import type { TextEncoder512 } from './pool.ts';

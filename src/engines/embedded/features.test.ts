@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Json } from '../../domain/questions.ts';
+import type { Json } from '../request.ts';
 import {
   buildInput,
   DESCRIPTORS,

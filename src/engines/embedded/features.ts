@@ -4,7 +4,7 @@
  * features the head weighs. Everything is per option with shared weights, so choice answers are
  * invariant to option order by construction.
  */
-import type { DecisionQuestion } from '../../domain/questions.ts';
+import type { DecisionQuestion } from '../request.ts';
 import { EMBEDDING_DIM } from './pool.ts';
 import type { QuestionTexts, RequestTexts } from './texts.ts';
 

@@ -1,5 +1,5 @@
-import { fail } from '../../domain/errors.ts';
-import type { Json } from '../../domain/questions.ts';
+import { fail } from '../../lib/errors.ts';
+import type { Json } from '../request.ts';
 
 /**
  * Renders a JSON state as readable `path: value` lines, the form a sentence encoder reads best:

@@ -6,7 +6,6 @@
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DecisionRequest } from '../../domain/questions.ts';
 import {
   type DecisionEngine,
   type EngineAnswer,
@@ -16,6 +15,7 @@ import {
   type ModelInfo,
   type TokenCounts,
 } from '../engine.ts';
+import type { DecisionRequest } from '../request.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine } from '../engine.ts';
+import type { DecisionRequest } from '../request.ts';
 import { ENCODER_WINDOW } from './embedder.ts';
 import { dot } from './features.ts';
 import { createEmbeddedEngine } from './index.ts';

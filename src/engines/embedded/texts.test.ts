@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DecisionQuestion } from '../../domain/questions.ts';
+import type { DecisionQuestion } from '../request.ts';
 import { flattenState } from './flatten.ts';
 import { detectQuotedStatement, detectStatePair, requestTexts, textsToEmbed } from './texts.ts';
 import { chunkText, createEncoderTokenizer, createReferenceTokenizer } from './tokenizer.ts';

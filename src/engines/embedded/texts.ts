@@ -1,4 +1,4 @@
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { flattenState } from './flatten.ts';
 
 /**

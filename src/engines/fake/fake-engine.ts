@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineLimits } from '../engine.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 
 export interface FakeEngineOptions {
   limits?: EngineLimits;

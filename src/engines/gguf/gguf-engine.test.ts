@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineAnswer } from '../engine.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { CONTEXT_MARGIN, createGgufEngine, GGUF_ENGINE_ID } from './gguf-engine.ts';
 import { writeTinyGguf } from './tiny-gguf.ts';
 

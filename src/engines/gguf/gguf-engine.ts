@@ -34,9 +34,9 @@ import type {
   Token,
 } from 'node-llama-cpp';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
-import type { DecisionQuestion, DecisionRequest, DecisionState } from '../../domain/questions.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import { createLoadOnce } from '../load-once.ts';
+import type { DecisionQuestion, DecisionRequest, DecisionState } from '../request.ts';
 import type { LabelPlan, TrieNode } from './labels.ts';
 import { buildTrie, logSumExp, planLabels, softmax, startsWith } from './labels.ts';
 import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from './prompt.ts';

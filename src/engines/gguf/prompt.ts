@@ -3,7 +3,7 @@
  * The state prompt is a prefix evaluated once per request; each question prompt is a suffix read on
  * top of it and ends with ANSWER_CUE, after which the option labels are scored (see labels.ts).
  */
-import type { DecisionQuestion, DecisionState } from '../../domain/questions.ts';
+import type { DecisionQuestion, DecisionState } from '../request.ts';
 
 /** The last text of every question prompt; labels are scored as " <label>" after it. */
 export const ANSWER_CUE = 'Answer:';

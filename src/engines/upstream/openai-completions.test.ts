@@ -18,12 +18,12 @@ import {
   type CompletionsServerOptions,
   startCompletionsServer,
 } from '../../../test/fixtures/completions-server.ts';
-import { isDomainError } from '../../domain/errors.ts';
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import { isDomainError } from '../../lib/errors.ts';
 import type { DecisionEngine } from '../engine.ts';
 import { loadCpuLlama } from '../gguf/gguf-engine.ts';
 import { renderQuestionPrompt, renderStatePrompt } from '../gguf/prompt.ts';
 import { writeTinyGguf } from '../gguf/tiny-gguf.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import {
   createOpenAiCompletionsEngine,
   DEFAULT_MODEL_LEN,

@@ -45,12 +45,12 @@
  * is held to the same bound. Token counts are estimated locally (system-one.ts's ~4 characters a
  * token); the server enforces its exact limits and its 400s pass through as 400s.
  */
-import { isDomainError } from '../../domain/errors.ts';
-import type { DecisionQuestion, DecisionRequest } from '../../domain/questions.ts';
+import { isDomainError } from '../../lib/errors.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
 import { logSumExp, planLabels, softmax } from '../gguf/labels.ts';
 import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from '../gguf/prompt.ts';
 import { createLoadOnce } from '../load-once.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { estimateTokens, upstreamFailure } from './system-one.ts';
 
 export const OPENAI_ENGINE_ID = 'brier-openai-3.0.0';

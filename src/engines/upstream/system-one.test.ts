@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { serve } from '@hono/node-server';
 import { makeTestApp, type TestApp } from '../../../test/harness.ts';
-import { toDecisionRequest } from '../../domain/systemone.ts';
+import { toDecisionRequest } from '../../systemone/normalize.ts';
 import { createFakeEngine } from '../fake/fake-engine.ts';
 import { createUpstreamEngine } from './system-one.ts';
 

@@ -9,9 +9,9 @@
  * messages are passed through.
  */
 
-import { fail } from '../../domain/errors.ts';
-import type { DecisionQuestion, DecisionRequest, Json } from '../../domain/questions.ts';
+import { fail } from '../../lib/errors.ts';
 import type { DecisionEngine, EngineAnswer, EngineLimits, TokenCounts } from '../engine.ts';
+import type { DecisionQuestion, DecisionRequest, Json } from '../request.ts';
 
 export interface UpstreamEngineOptions {
   /** Base URL of the upstream server, without /v1 (e.g. http://10.0.0.5:8080). */

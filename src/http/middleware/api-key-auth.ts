@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
-import { fail } from '../../domain/errors.ts';
 import type { KeyService } from '../../domain/keys.ts';
+import { fail } from '../../lib/errors.ts';
 import type { AppEnv } from '../env.ts';
 
 /** Bearer API keys: none sent is 403, an unknown or revoked key is 401 (as the hosted API does). */

@@ -1,5 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import { fail } from '../../domain/errors.ts';
+import { fail } from '../../lib/errors.ts';
 import type { AppEnv } from '../env.ts';
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);

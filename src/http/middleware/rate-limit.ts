@@ -11,7 +11,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { fail } from '../../domain/errors.ts';
+import { fail } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { AppEnv } from '../env.ts';
 

@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import type { Auth } from '../../auth/create-auth.ts';
-import { fail } from '../../domain/errors.ts';
+import { fail } from '../../lib/errors.ts';
 import type { AppEnv } from '../env.ts';
 
 export interface SessionAccount {

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Db } from '../../../db/open.ts';
 import type { AccountDeletion } from '../../../domain/account-deletion.ts';
-import { fail } from '../../../domain/errors.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
+import { fail } from '../../../lib/errors.ts';
 import { AccountDeleted, AccountInfo } from './protocol.ts';
 
 export const getAccountRoute = createRoute({

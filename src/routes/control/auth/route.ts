@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { AUTH_BASE_PATH, type Auth, PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create-auth.ts';
 import type { Db } from '../../../db/open.ts';
-import { type ErrorCode, fail } from '../../../domain/errors.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponse } from '../../../http/errors.ts';
+import { type ErrorCode, fail } from '../../../lib/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
 import { AUTH_FIELD_LIMITS, registerAuthDocs } from './protocol.ts';
 

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { fail } from '../../../domain/errors.ts';
 import type { KeyService, KeyListing as Listing } from '../../../domain/keys.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
+import { fail } from '../../../lib/errors.ts';
 import { CreatedKey, CreateKeyRequest, KeyIdParam, KeyList } from './protocol.ts';
 
 const security = [{ session: [] }];

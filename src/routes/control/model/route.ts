@@ -4,7 +4,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { DecisionEngine } from '../../../engines/engine.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
-import { describeModel } from '../../v1/models/route.ts';
+import { describeModel } from '../../../systemone/models.ts';
 
 const Metrics = z.object({
   n: z.number(),

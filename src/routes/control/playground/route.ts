@@ -1,12 +1,11 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { DecisionService } from '../../../domain/decisions.ts';
-import { isDomainError } from '../../../domain/errors.ts';
 import type { UsageRecorder } from '../../../domain/usage.ts';
-import type { AppEnv, Metered } from '../../../http/env.ts';
+import type { AppEnv } from '../../../http/env.ts';
 import { ERRORS, errorResponses } from '../../../http/errors.ts';
 import { recordUsage } from '../../../http/middleware/usage-meter.ts';
-import { SystemOneRequest, SystemOneResponse } from '../../v1/systemone/protocol.ts';
-import { decideBody } from '../../v1/systemone/route.ts';
+import { isDomainError } from '../../../lib/errors.ts';
+import { SystemOneRequest, SystemOneResponse } from '../../../systemone/protocol.ts';
+import type { Consumption, SystemOne } from '../../../systemone/serve.ts';
 
 /** The usage identity of console playground calls: not an API key; counted in the account's totals. */
 export const PLAYGROUND_KEY_ID = 'playground';
@@ -32,20 +31,20 @@ export const playgroundRoute = createRoute({
 
 export function registerPlayground(
   app: OpenAPIHono<AppEnv>,
-  deps: { decisions: DecisionService; usage: UsageRecorder },
+  deps: { systemOne: SystemOne; usage: UsageRecorder },
 ): void {
   app.openapi(playgroundRoute, async (c) => {
     const started = performance.now();
     const account = c.get('account');
     const body = c.req.valid('json');
     let status = 500;
-    let metered: Metered | undefined;
+    let metered: Consumption | undefined;
     try {
-      const decided = await decideBody(deps.decisions, body, c.req.raw.signal);
-      metered = decided.metered;
+      const decided = await deps.systemOne.serve(body, c.req.raw.signal);
+      metered = decided.consumed;
       status = 200;
       const ms = performance.now() - started;
-      return c.json(decided.out, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
+      return c.json(decided.response, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
     } catch (error) {
       status = isDomainError(error) ? ERRORS[error.code].status : 500;
       throw error;

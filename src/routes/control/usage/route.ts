@@ -1,12 +1,12 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Auth } from '../../../auth/create-auth.ts';
-import { fail } from '../../../domain/errors.ts';
 import type { KeyService } from '../../../domain/keys.ts';
 import type { UsageRecorder } from '../../../domain/usage.ts';
 import type { UsageReporter } from '../../../domain/usage-report.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { readSession } from '../../../http/middleware/session-auth.ts';
+import { fail } from '../../../lib/errors.ts';
 import { UsageQuery, UsageReport } from './protocol.ts';
 
 // Typed apart: an inline two-entry literal defeats @hono/zod-openapi's inference of the request.

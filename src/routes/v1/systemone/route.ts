@@ -1,10 +1,8 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { DecideOutput, DecisionService } from '../../../domain/decisions.ts';
-import type { Json } from '../../../domain/questions.ts';
-import type { WireQuestion, WireState } from '../../../domain/systemone.ts';
-import type { AppEnv, Metered } from '../../../http/env.ts';
+import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
-import { SystemOneRequest, SystemOneResponse } from './protocol.ts';
+import { SystemOneRequest, SystemOneResponse } from '../../../systemone/protocol.ts';
+import type { SystemOne } from '../../../systemone/serve.ts';
 
 export const systemOneRoute = createRoute({
   method: 'post',
@@ -24,34 +22,10 @@ export const systemOneRoute = createRoute({
   },
 });
 
-/** Answers a validated body; shared by /v1/systemone and the console playground. */
-export async function decideBody(
-  decisions: DecisionService,
-  body: SystemOneRequest,
-  signal: AbortSignal,
-): Promise<{ out: DecideOutput; metered: Metered }> {
-  const out = await decisions.decide(
-    {
-      model: body.model,
-      // The schema admits exactly the JSON shapes these types describe.
-      state: body.state as WireState,
-      questions: body.questions as Record<string, WireQuestion & { instructions?: Json }>,
-    },
-    signal,
-  );
-  const metered = {
-    model: out.model,
-    questions: Object.keys(out.answers).length,
-    inputTokens: out.usage.input_tokens,
-    outputTokens: out.usage.output_tokens,
-  };
-  return { out, metered };
-}
-
-export function registerSystemOne(app: OpenAPIHono<AppEnv>, decisions: DecisionService): void {
+export function registerSystemOne(app: OpenAPIHono<AppEnv>, systemOne: SystemOne): void {
   app.openapi(systemOneRoute, async (c) => {
-    const { out, metered } = await decideBody(decisions, c.req.valid('json'), c.req.raw.signal);
-    c.set('metered', metered);
-    return c.json(out, 200);
+    const { response, consumed } = await systemOne.serve(c.req.valid('json'), c.req.raw.signal);
+    c.set('metered', consumed);
+    return c.json(response, 200);
   });
 }

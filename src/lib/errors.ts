@@ -2,29 +2,30 @@
  * Domain failures, independent of HTTP. The HTTP layer maps each code to a status in one table
  * (src/http/errors.ts). Created by `fail()`, recognised by `isDomainError()`.
  */
+/** What went wrong; src/http/errors.ts maps each to a status, a wire error_type and a description. */
 export type ErrorCode =
-  | 'VALIDATION' // schema violation (422, FastAPI detail list)
-  | 'BAD_REQUEST' // semantic limit on a field (400)
-  | 'INVALID_JSON' // body is not JSON (400)
-  | 'UNKNOWN_MODEL' // model not served here (400)
-  | 'MAX_TOKENS' // request over the token limits (400)
-  | 'PAYLOAD_TOO_LARGE' // body over the byte limit (413)
-  | 'UNSUPPORTED_MEDIA_TYPE' // a body that is not JSON (415)
-  | 'MISSING_CREDENTIALS' // no Authorization header (403)
-  | 'INVALID_CREDENTIALS' // unknown or revoked key (401)
-  | 'FORBIDDEN' // authenticated but not allowed (403)
-  | 'UNAUTHENTICATED' // no valid session on a console route (401)
-  | 'EMAIL_NOT_VERIFIED' // the account's email is not verified yet (403)
-  | 'CSRF' // a cookie-authenticated mutation from an untrusted origin (403)
-  | 'NOT_FOUND' // (404)
-  | 'KEY_LIMIT' // active key cap reached (409)
-  | 'CONFLICT' // (409)
-  | 'RATE_LIMITED' // (429)
-  | 'OVERLOADED' // queue full (503)
-  | 'TIMEOUT' // deadline passed before an answer (503)
-  | 'NOT_READY' // engine or database not ready (503)
-  | 'CANCELLED' // client went away (499, never seen by a client)
-  | 'INTERNAL'; // (500)
+  | 'VALIDATION'
+  | 'BAD_REQUEST'
+  | 'INVALID_JSON'
+  | 'UNKNOWN_MODEL'
+  | 'MAX_TOKENS'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'MISSING_CREDENTIALS'
+  | 'INVALID_CREDENTIALS'
+  | 'FORBIDDEN'
+  | 'UNAUTHENTICATED'
+  | 'EMAIL_NOT_VERIFIED'
+  | 'CSRF'
+  | 'NOT_FOUND'
+  | 'KEY_LIMIT'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'OVERLOADED'
+  | 'TIMEOUT'
+  | 'NOT_READY'
+  | 'CANCELLED'
+  | 'INTERNAL';
 
 export interface FieldIssue {
   /** FastAPI-style kind, e.g. missing, string_type, too_short. */

@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { FixtureServer, FixtureServerOptions } from './fixture-server.ts';
-import { startFixtureServer } from './fixture-server.ts';
+import type { FixtureServer, FixtureServerOptions } from '../../test/fixtures/model-server.ts';
+import { startFixtureServer } from '../../test/fixtures/model-server.ts';
 import type { PullError, PullProgress } from './pull.ts';
 import { isPullError, pullModel } from './pull.ts';
 

@@ -1,3 +1,7 @@
+/**
+ * The System One wire protocol (POST /v1/systemone, GET /v1/models) as zod schemas: the one source of
+ * its validation, its OpenAPI document and its TypeScript types. No HTTP here.
+ */
 import { z } from '@hono/zod-openapi';
 
 /** Limits of the protocol itself (token limits come from the model). */
@@ -105,6 +109,10 @@ export const SystemOneRequest = z
   .openapi('SystemOneRequest');
 
 export type SystemOneRequest = z.infer<typeof SystemOneRequest>;
+/** A question as it arrives (validated). */
+export type WireQuestion = z.infer<typeof Question>;
+/** A state as it arrives: text, a JSON object or array, or the Vercel AI SDK's list of parts. */
+export type WireState = SystemOneRequest['state'];
 
 const Probabilities = z.record(z.string(), z.number()).openapi({ description: 'Per option, rounded to 2 decimals.' });
 
@@ -134,3 +142,20 @@ export const SystemOneResponse = z
     usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
   })
   .openapi('SystemOneResponse');
+
+export type WireAnswer = z.infer<typeof Answer>;
+export type SystemOneResponse = z.infer<typeof SystemOneResponse>;
+
+export const ModelEntry = z
+  .object({
+    name: z.string().openapi({ example: 'brier-latest' }),
+    id: z.string().openapi({ description: 'Exact versioned id; the major version is the decision model generation.' }),
+    description: z.string(),
+    release_date: z.string().openapi({ example: '2026-11-22' }),
+    context_limit: z.number().int().openapi({ description: 'Max tokens of the state plus all questions.' }),
+    input_limit: z.number().int().openapi({ description: 'Max tokens of the state plus the longest question.' }),
+  })
+  .openapi('Model');
+
+export const ModelsResponse = z.object({ models: z.array(ModelEntry) }).openapi('ModelList');
+export type ModelEntry = z.infer<typeof ModelEntry>;

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  choiceConfidence,
-  expectedLevel,
-  normalize,
-  round2,
-  scoreConfidence,
-  toDecisionRequest,
-  toWireAnswer,
-  unwrapState,
-} from './systemone.ts';
+import { choiceConfidence, expectedLevel, normalize, round2, scoreConfidence, toWireAnswer } from './answers.ts';
+import { toDecisionRequest, unwrapState } from './normalize.ts';
 
 describe('System One answer semantics', () => {
   test('choice confidence is clip((k*pmax-1)/(k-1), 0, 1)', () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createFakeEngine } from '../engines/fake/fake-engine.ts';
-import { createScheduler } from '../engines/scheduler.ts';
-import { createDecisionService, HEAVY_COUNT_CHARS } from './decisions.ts';
-import type { DecisionRequest } from './questions.ts';
+import { createFakeEngine } from './fake/fake-engine.ts';
+import { createEngineHost, HEAVY_COUNT_CHARS } from './host.ts';
+import type { DecisionRequest } from './request.ts';
 
-describe('decision service: token counting', () => {
+describe('engine host: token counting', () => {
   /** A fake engine whose counts take 20 ms and record how many run at once. */
   function countingEngine() {
     const engine = createFakeEngine();
@@ -25,18 +24,29 @@ describe('decision service: token counting', () => {
       },
     };
   }
-  const ask = (state: string) => ({ state, questions: { q: { type: 'noul' as const } } });
+  const ask = (text: string): DecisionRequest => ({
+    state: { text, json: undefined },
+    questions: [
+      {
+        type: 'noul',
+        instructions: null,
+        options: [
+          { label: 'false', description: null },
+          { label: 'true', description: null },
+        ],
+      },
+    ],
+  });
+  const options = { queueLimit: 64, timeoutMs: 10_000 };
 
   test('long requests are counted one at a time; a short one is counted at once, not after them', async () => {
     const { engine, seen } = countingEngine();
     await engine.load();
-    const scheduler = createScheduler({ limit: 64, timeoutMs: 10_000, concurrency: 4 });
-    const counting = createScheduler({ limit: 64, timeoutMs: 10_000, concurrency: 1 });
-    const service = createDecisionService(engine, scheduler, counting);
+    const host = createEngineHost({ ...engine, parallelism: 4 }, options);
     const long = 'word '.repeat(HEAVY_COUNT_CHARS / 4);
-    const longs = Array.from({ length: 6 }, (_, i) => service.decide(ask(`${i} ${long}`)));
-    const short = await service.decide(ask('where is my parcel?'));
-    assert.ok(short.answers.q);
+    const longs = Array.from({ length: 6 }, (_, i) => host.answer(ask(`${i} ${long}`), ['q']));
+    const short = await host.answer(ask('where is my parcel?'), ['q']);
+    assert.equal(short.probabilities.length, 1);
     assert.notEqual(seen.order.at(-1), 'long', 'the short request waited for every long count');
     await Promise.all(longs);
     // The short count ran beside the one long count in progress: never more than two at once.
@@ -50,9 +60,18 @@ describe('decision service: token counting', () => {
   test('without a counting queue, counts run inline (all at once)', async () => {
     const { engine, seen } = countingEngine();
     await engine.load();
-    const service = createDecisionService(engine, createScheduler({ limit: 64, timeoutMs: 10_000, concurrency: 4 }));
+    const host = createEngineHost({ ...engine, parallelism: 4 }, { ...options, countingQueue: false });
     const long = 'word '.repeat(HEAVY_COUNT_CHARS / 4);
-    await Promise.all(Array.from({ length: 3 }, (_, i) => service.decide(ask(`${i} ${long}`))));
+    await Promise.all(Array.from({ length: 3 }, (_, i) => host.answer(ask(`${i} ${long}`), ['q'])));
     assert.equal(seen.most, 3);
+  });
+
+  test('a model still loading is refused with NOT_READY and retry-after', async () => {
+    const host = createEngineHost(createFakeEngine(), options);
+    await assert.rejects(host.answer(ask('s'), ['q']), (e: Error & { code?: string; retryAfter?: number }) => {
+      assert.equal(e.code, 'NOT_READY');
+      assert.equal(e.retryAfter, 2);
+      return true;
+    });
   });
 });

@@ -4,12 +4,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { FixtureServer } from '../../test/fixtures/model-server.ts';
+import { startFixtureServer } from '../../test/fixtures/model-server.ts';
 import type { CatalogEntry, GgufCatalogEntry } from './catalog.ts';
 import { MODEL_CATALOG, resolveModelSpec } from './catalog.ts';
 import type { ModelsCommandIo } from './cli.ts';
 import { runModelsCommand } from './cli.ts';
-import type { FixtureServer } from './fixture-server.ts';
-import { startFixtureServer } from './fixture-server.ts';
 
 let root: string;
 let server: FixtureServer;

@@ -38,7 +38,7 @@ export interface DecisionRequest {
 }
 
 /** Renders a structured value the way engines read it: strings verbatim, everything else compact JSON. */
-export function renderText(value: Json | undefined): string | null {
+export function renderText(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
