@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { BetterAuthPlugin, DBAdapter, DBTransactionAdapter, Where } from 'better-auth';
+import { hashSessionToken } from '../lib/token-hash.ts';
 
-/** What the `session.token` column holds: SHA-256 of the token, base64url (as API keys are stored). */
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
-}
+export { hashSessionToken };
 
 /**
  * Endpoints that hand a stored token back to better-auth (list-sessions, then revoke-session, and

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { hashSessionToken } from '../auth/hashed-session-tokens.ts';
+import { hashSessionToken } from '../lib/token-hash.ts';
 import type { Dialect } from './open.ts';
 
 /**
