@@ -397,7 +397,7 @@ function ensureQwenModel(): { path: string; label: string } | null {
  */
 async function directBaseline(modelPath: string) {
   // The same binary and settings as the engine; everything after loading is node-llama-cpp alone.
-  const { loadCpuLlama } = await import('../../src/engines/gguf/gguf-engine.ts');
+  const { loadCpuLlama } = await import('../../src/engines/gguf/llama.ts');
   const llama = await loadCpuLlama(THREADS);
   const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({

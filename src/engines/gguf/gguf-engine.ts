@@ -21,25 +21,21 @@
  * is the SHA-256 of the state's tokens, the question's tokens and its label tokens; a request whose
  * questions are all cached takes no slot at all. A state asked new questions still saves its
  * prefill through the slot's KV cache.
+ *
+ * By concern: this file loads the model and runs a request; slots.ts is the slot pool, scoring.ts
+ * the prompts and label scores, answer-cache.ts the cache keys, llama.ts the CPU binary.
  */
-import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { LRUCache } from 'lru-cache';
-import type {
-  ControlledEvaluateInputItem,
-  Llama,
-  LlamaContext,
-  LlamaContextSequence,
-  LlamaModel,
-  Token,
-} from 'node-llama-cpp';
-import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
 import { createLoadOnce } from '../load-once.ts';
-import type { DecisionQuestion, DecisionRequest, DecisionState } from '../request.ts';
-import type { LabelPlan, TrieNode } from './labels.ts';
-import { buildTrie, logSumExp, planLabels, softmax, startsWith } from './labels.ts';
-import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
+import type { DecisionRequest } from '../request.ts';
+import { answerKey, prefixKey } from './answer-cache.ts';
+import { softmax, startsWith } from './labels.ts';
+import { loadCpuLlama } from './llama.ts';
+import { createScorer, type Scorer } from './scoring.ts';
+import { createSlotPool, type Slot, slotCount } from './slots.ts';
 
 export const GGUF_ENGINE_ID = 'brier-gguf-3.0.0';
 export const GGUF_ENGINE_RELEASE_DATE = '2026-11-22';
@@ -103,66 +99,7 @@ interface Loaded {
   model: LlamaModel;
   context: LlamaContext;
   slots: Slot[];
-  /** Tokens of ANSWER_CUE alone, to find a label's tokens in answer position. */
-  cueTokens: Token[];
-  /** Label plans by question shape (type, option count, natural labels). */
-  plans: Map<string, LabelPlan<Token>>;
-}
-
-/** One context sequence: a parallel lane and one cached state prefix. */
-interface Slot {
-  sequence: LlamaContextSequence;
-  /** SHA-256 of the prefix tokens it holds (or is evaluating); null: nothing reusable. */
-  key: string | null;
-  busy: boolean;
-  lastUsed: number;
-}
-
-const MAX_SLOTS = 16;
-const DEFAULT_KV_CACHE_BYTES = 256 * 2 ** 20;
-
-function prefixKey(tokens: readonly Token[]): string {
-  return createHash('sha256')
-    .update(new Uint32Array(tokens as readonly number[]))
-    .digest('hex');
-}
-
-/** The answer-cache key of one question on one state: everything its scores depend on. */
-function answerKey(statePrefixKey: string, plan: QuestionPlan): string {
-  const hash = createHash('sha256')
-    .update(statePrefixKey)
-    .update(new Uint32Array(plan.tokens as readonly number[]));
-  // Token ids are below 2^32 - 1, so the separator cannot be mistaken for a token.
-  for (const label of plan.labels) hash.update(new Uint32Array([0xffffffff, ...(label as readonly number[])]));
-  return hash.digest('hex');
-}
-
-interface QuestionPlan {
-  /** The question prompt's tokens, then the labels' shared lead. */
-  tokens: Token[];
-  trie: TrieNode<Token>[];
-  options: number;
-  /** Label tokens scored, summed over options. */
-  scoredTokens: number;
-  /** Longest label (tokens after the lead). */
-  depth: number;
-  /** Each option's label tokens after the lead, in option order. */
-  labels: readonly (readonly Token[])[];
-}
-
-const MAX_PLAN_CACHE = 1024;
-
-/** node-llama-cpp's prebuilt CPU binary from npm: never downloaded or built, logging errors only. */
-export function loadCpuLlama(threads: number): Promise<Llama> {
-  return getLlama({
-    gpu: false,
-    build: 'never',
-    usePrebuiltBinaries: true,
-    skipDownload: true,
-    progressLogs: false,
-    logLevel: LlamaLogLevel.error,
-    maxThreads: threads,
-  });
+  scorer: Scorer;
 }
 
 /** Builds a GGUF decision engine. Nothing is read from disk until load(). */
@@ -198,77 +135,19 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   };
 
   const state = createLoadOnce(open);
-  /** Woken whenever a slot is released. */
-  let waiters: (() => void)[] = [];
-  let clock = 0;
-
-  function release(slot: Slot): void {
-    slot.busy = false;
-    slot.lastUsed = ++clock;
-    const woken = waiters;
-    waiters = [];
-    for (const wake of woken) wake();
-  }
-
-  /**
-   * The slot for a state, once fewer than `parallelism` slots are busy: the one holding (or
-   * evaluating) `key`, waiting while it is busy; else an empty or the least recently used idle slot.
-   * `key` null: any idle slot.
-   */
-  async function acquire(m: Loaded, key: string | null, signal: AbortSignal): Promise<Slot> {
-    for (;;) {
-      signal.throwIfAborted();
-      if (state.current() !== m) throw new Error(`engine ${info.id} is closed`);
-      const owner = key === null ? undefined : m.slots.find((s) => s.key === key);
-      let slot: Slot | undefined;
-      if (m.slots.filter((s) => s.busy).length >= parallelism) slot = undefined;
-      else if (owner) slot = owner.busy ? undefined : owner;
-      else {
-        for (const s of m.slots) {
-          if (s.busy) continue;
-          if (
-            slot === undefined ||
-            (s.key === null && slot.key !== null) ||
-            ((s.key !== null) === (slot.key !== null) && s.lastUsed < slot.lastUsed)
-          )
-            slot = s;
-        }
-      }
-      if (slot) {
-        // Claimed with its key at once, so a concurrent request for the same state finds it busy.
-        slot.busy = true;
-        slot.key = key;
-        return slot;
-      }
-      await new Promise<void>((resolve) => waiters.push(resolve));
-    }
-  }
-
-  async function slotsFor(model: LlamaModel): Promise<number> {
-    if (options.sequences !== undefined) return Math.max(1, Math.min(MAX_SLOTS, options.sequences));
-    const budget = options.kvCacheBytes ?? DEFAULT_KV_CACHE_BYTES;
-    const estimate = (sequences: number) =>
-      model.fileInsights
-        .estimateContextResourceRequirementsV2({
-          contextSize,
-          modelGpuLayers: 0,
-          sequences,
-          flashAttention: false,
-          swaFullCache: true,
-        })
-        .then((r) => r.cpuRam);
-    // The KV bytes of one more sequence (graph overheads cancel out).
-    const perSequence = (await estimate(2)) - (await estimate(1));
-    const fit = perSequence > 0 ? Math.floor(budget / perSequence) : parallelism;
-    return Math.max(parallelism, Math.min(MAX_SLOTS, fit));
-  }
+  const pool = createSlotPool(parallelism);
 
   async function open(): Promise<Loaded> {
     const ownsLlama = options.llama === undefined;
     const llama = options.llama ?? (await loadCpuLlama(threads));
     try {
       const model = await llama.loadModel({ modelPath: options.modelPath });
-      const sequences = await slotsFor(model);
+      const sequences = await slotCount(model, {
+        contextSize,
+        parallelism,
+        kvCacheBytes: options.kvCacheBytes,
+        sequences: options.sequences,
+      });
       const context = await model.createContext({
         contextSize,
         threads,
@@ -287,8 +166,8 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
         busy: false,
         lastUsed: 0,
       }));
-      const cueTokens = model.tokenize(ANSWER_CUE, false, 'trimLeadingSpace');
-      return { llama, ownsLlama, model, context, slots, cueTokens, plans: new Map() };
+      const scorer = createScorer(model, temperature, () => metrics);
+      return { llama, ownsLlama, model, context, slots, scorer };
     } catch (error) {
       if (ownsLlama) await llama.dispose();
       throw error;
@@ -301,113 +180,12 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     return loaded;
   }
 
-  function stateTokens(m: Loaded, state: DecisionState): Token[] {
-    const text = m.model.tokenize(renderStatePrompt(state), false);
-    const bos = m.model.tokens.bos;
-    return m.model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...text] : text;
-  }
-
-  function labelPlan(m: Loaded, question: DecisionQuestion): LabelPlan<Token> {
-    const natural = naturalLabels(question);
-    const key = `${question.type}\u0000${question.options.length}\u0000${natural?.join('\u0000') ?? ''}`;
-    let plan = m.plans.get(key);
-    if (plan === undefined) {
-      plan = planLabels<Token>(question.options.length, natural, (label) => {
-        const tokens = m.model.tokenize(`${ANSWER_CUE} ${label}`, false, 'trimLeadingSpace');
-        return startsWith(tokens, m.cueTokens) ? tokens.slice(m.cueTokens.length) : null;
-      });
-      if (m.plans.size >= MAX_PLAN_CACHE) m.plans.clear();
-      m.plans.set(key, plan);
-    }
-    return plan;
-  }
-
-  function questionPlan(m: Loaded, question: DecisionQuestion): QuestionPlan {
-    const labels = labelPlan(m, question);
-    const text = m.model.tokenize(renderQuestionPrompt(question, labels.labels), false, 'trimLeadingSpace');
-    return {
-      tokens: [...text, ...labels.lead],
-      trie: buildTrie(labels.sequences),
-      options: labels.sequences.length,
-      scoredTokens: labels.sequences.reduce((sum, s) => sum + s.length, 0),
-      depth: Math.max(...labels.sequences.map((s) => s.length)),
-      labels: labels.sequences,
-    };
-  }
-
-  /**
-   * Evaluates `tokens` on the sequence as it stands and returns each option's log-score (label
-   * log-probability at the temperature, up to a constant shared by all options).
-   */
-  async function scoreOptions(
-    sequence: LlamaContextSequence,
-    tokens: Token[],
-    plan: QuestionPlan,
-    signal: AbortSignal,
-  ): Promise<number[]> {
-    const scores = new Array<number>(plan.options).fill(Number.NEGATIVE_INFINITY);
-    const last = tokens.length - 1;
-    const lastToken = tokens[last];
-    if (lastToken === undefined) throw new Error('empty question prompt');
-    const input: ControlledEvaluateInputItem[] = tokens.slice(0, last);
-    input.push([lastToken, { generateNext: { logits: { filter: { tokens: plan.trie.map((n) => n.token) } } } }]);
-    const output = await sequence.controlledEvaluate(input);
-    const rootLogits = output[last]?.next.logits;
-    if (rootLogits === undefined) throw new Error('the model returned no logits');
-
-    // Depth-first over the label trie; at the root the normalizer is shared by all options (0 here).
-    async function visit(nodes: TrieNode<Token>[], logits: Map<Token, number>, acc: number, logZ: number) {
-      for (const node of nodes) {
-        const logit = logits.get(node.token);
-        if (logit === undefined) throw new Error(`no logit for label token ${node.token}`);
-        const score = acc + logit / temperature - logZ;
-        if (node.option !== null) {
-          scores[node.option] = score;
-          continue;
-        }
-        signal.throwIfAborted();
-        const start = sequence.nextTokenIndex;
-        const [step] = await sequence.controlledEvaluate([[node.token, { generateNext: { logits: true } }]]);
-        const full = step?.next.logits;
-        if (full === undefined) throw new Error('the model returned no logits');
-        const next = logSumExp(Array.from(full.values(), (v) => v / temperature));
-        await visit(node.children, full, score, next);
-        await sequence.eraseContextTokenRanges([{ start, end: sequence.nextTokenIndex }]);
-      }
-    }
-    await visit(plan.trie, rootLogits, 0, 0);
-    return scores;
-  }
-
-  /**
-   * Leaves exactly `prefix` in the sequence, evaluating it unless it is already cached (compared
-   * token by token, whatever the slot's key says). Returns whether it was cached.
-   */
-  async function holdPrefix(sequence: LlamaContextSequence, prefix: Token[]): Promise<boolean> {
-    const cached = sequence.contextTokens;
-    if (startsWith(cached, prefix)) {
-      await rewind(sequence, prefix.length);
-      return true;
-    }
-    await sequence.clearHistory();
-    const started = performance.now();
-    await sequence.evaluateWithoutGeneratingNewTokens(prefix);
-    metrics?.tokens('gguf', 'prefill', prefix.length, (performance.now() - started) / 1000);
-    if (sequence.needsCheckpoints) await sequence.takeCheckpoint();
-    return false;
-  }
-
-  async function rewind(sequence: LlamaContextSequence, length: number): Promise<void> {
-    if (sequence.nextTokenIndex > length) {
-      await sequence.eraseContextTokenRanges([{ start: length, end: sequence.nextTokenIndex }]);
-    }
-  }
-
   async function run(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
     signal.throwIfAborted();
     const m = requireLoaded();
-    const prefix = stateTokens(m, request.state);
-    const plans = request.questions.map((q) => questionPlan(m, q));
+    const { scorer } = m;
+    const prefix = scorer.stateTokens(request.state);
+    const plans = request.questions.map((q) => scorer.questionPlan(q));
     plans.forEach((plan, i) => {
       const needed = prefix.length + plan.tokens.length + plan.depth - 1;
       if (needed > contextSize) {
@@ -433,34 +211,35 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       return { probabilities: scores.map((s) => softmax(s as number[])), inputTokens, outputTokens };
     }
 
-    const slot = await acquire(m, key, signal);
+    const closed = () => (state.current() !== m ? new Error(`engine ${info.id} is closed`) : null);
+    const slot = await pool.acquire(m.slots, key, signal, closed);
     const sequence = slot.sequence;
     try {
       signal.throwIfAborted();
       if (reusePrefix) {
-        const hit = await holdPrefix(sequence, prefix);
+        const hit = await scorer.holdPrefix(sequence, prefix);
         metrics?.cacheLookup('gguf_prefix', hit);
       }
       const started = performance.now();
       for (const { plan, i } of missing) {
         signal.throwIfAborted();
         if (reusePrefix) {
-          await rewind(sequence, prefix.length);
-          scores[i] = await scoreOptions(sequence, plan.tokens, plan, signal);
+          await scorer.rewind(sequence, prefix.length);
+          scores[i] = await scorer.scoreOptions(sequence, plan.tokens, plan, signal);
         } else {
           await sequence.clearHistory();
-          scores[i] = await scoreOptions(sequence, [...prefix, ...plan.tokens], plan, signal);
+          scores[i] = await scorer.scoreOptions(sequence, [...prefix, ...plan.tokens], plan, signal);
         }
         if (keys !== null) answers?.set(keys[i] as string, scores[i] as number[]);
       }
       const questionTokens = missing.reduce((sum, { plan }) => sum + plan.tokens.length, 0);
       metrics?.tokens('gguf', 'question', questionTokens, (performance.now() - started) / 1000);
-      if (reusePrefix) await rewind(sequence, prefix.length);
+      if (reusePrefix) await scorer.rewind(sequence, prefix.length);
       return { probabilities: scores.map((s) => softmax(s as number[])), inputTokens, outputTokens };
     } finally {
       // Keep the key only if the sequence really holds this prefix (an abort may have cut it short).
       if (key === null || !startsWith(sequence.contextTokens, prefix)) slot.key = null;
-      release(slot);
+      pool.release(slot);
     }
   }
 
@@ -474,10 +253,10 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
     load: state.load,
     ready: () => state.current() !== null,
     async countTokens(request) {
-      const m = requireLoaded();
+      const { scorer } = requireLoaded();
       return {
-        state: stateTokens(m, request.state).length,
-        questions: request.questions.map((q) => questionPlan(m, q).tokens.length),
+        state: scorer.stateTokens(request.state).length,
+        questions: request.questions.map((q) => scorer.questionPlan(q).tokens.length),
       } satisfies TokenCounts;
     },
     answer(request, signal) {
@@ -504,12 +283,9 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
       if (pending === null) return;
       const opened = m ?? (await pending.catch(() => null));
       if (opened === null) return;
-      // Let running requests finish (they cannot start new work: the engine is no longer loaded).
-      while (opened.slots.some((s) => s.busy)) await new Promise<void>((resolve) => waiters.push(resolve));
-      // Requests still waiting for a slot wake up, see that the engine is closed, and reject.
-      const woken = waiters;
-      waiters = [];
-      for (const wake of woken) wake();
+      // Let running requests finish (they cannot start new work: the engine is no longer loaded);
+      // requests still waiting for a slot then wake up, see that the engine is closed, and reject.
+      await pool.drain(opened.slots);
       await opened.context.dispose();
       await opened.model.dispose();
       if (opened.ownsLlama) await opened.llama.dispose();

@@ -20,7 +20,7 @@ import {
 } from '../../../test/fixtures/completions-server.ts';
 import { isDomainError } from '../../lib/errors.ts';
 import type { DecisionEngine } from '../engine.ts';
-import { loadCpuLlama } from '../gguf/gguf-engine.ts';
+import { loadCpuLlama } from '../gguf/llama.ts';
 import { renderQuestionPrompt, renderStatePrompt } from '../gguf/prompt.ts';
 import { writeTinyGguf } from '../gguf/tiny-gguf.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
