@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { choice, noul, score, TypeSafeClient } from '@typesafe-ai/sdk';
-import { writeTinyGguf } from '../../src/engines/gguf/tiny-gguf.ts';
+import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../server.ts';
 
 const SHARED_MODEL = path.join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');

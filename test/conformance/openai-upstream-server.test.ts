@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { choice, noul, score, TypeSafeClient } from '@typesafe-ai/sdk';
-import { writeTinyGguf } from '../../src/engines/gguf/tiny-gguf.ts';
 import { createOpenAiCompletionsEngine, LABEL_MARGIN } from '../../src/engines/upstream/openai-completions.ts';
 import { startCompletionsServer } from '../fixtures/completions-server.ts';
+import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
 import { ROOT, startServer, waitHealthy } from '../server.ts';
 
 const SHARED_MODEL = path.join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { writeTinyGguf } from '../../../test/fixtures/tiny-gguf.ts';
 import type { DecisionEngine, EngineAnswer } from '../engine.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { CONTEXT_MARGIN, createGgufEngine, GGUF_ENGINE_ID } from './gguf-engine.ts';
-import { writeTinyGguf } from './tiny-gguf.ts';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
 const sharedModel = resolve(repoRoot, '../shared/models/stories260K.gguf');

@@ -18,11 +18,11 @@ import {
   type CompletionsServerOptions,
   startCompletionsServer,
 } from '../../../test/fixtures/completions-server.ts';
+import { writeTinyGguf } from '../../../test/fixtures/tiny-gguf.ts';
 import { isDomainError } from '../../lib/errors.ts';
 import type { DecisionEngine } from '../engine.ts';
 import { loadCpuLlama } from '../gguf/llama.ts';
 import { renderQuestionPrompt, renderStatePrompt } from '../gguf/prompt.ts';
-import { writeTinyGguf } from '../gguf/tiny-gguf.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import {
   createOpenAiCompletionsEngine,
