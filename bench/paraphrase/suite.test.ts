@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { readGroups, scoreGroup, summarize } from './suite.ts';
+
+describe('paraphrase suite', () => {
+  test('has at least 30 groups of at least 3 wordings, covering all three types, each with a valid expected answer', () => {
+    const groups = readGroups();
+    assert.ok(groups.length >= 30, `${groups.length} groups`);
+    assert.equal(new Set(groups.map((g) => g.id)).size, groups.length, 'ids are unique');
+    for (const type of ['noul', 'choice', 'score']) {
+      assert.ok(groups.filter((g) => g.question.type === type).length >= 5, `at least 5 ${type} groups`);
+    }
+    for (const g of groups) {
+      assert.ok(g.wordings.length >= 3, `${g.id}: ${g.wordings.length} wordings`);
+      const q = g.question;
+      const keys =
+        q.type === 'noul'
+          ? ['false', 'true']
+          : q.type === 'choice'
+            ? Object.keys(q.criteria)
+            : q.criteria.map((_, i) => String(i));
+      assert.ok(keys.includes(g.expected), `${g.id}: expected ${g.expected} is one of ${keys.join(', ')}`);
+    }
+  });
+
+  test('scores a group: the largest change of any probability, right answers with ties counted wrong, abstentions', () => {
+    const group = readGroups()[0];
+    assert.ok(group && group.question.type === 'choice');
+    const labels = Object.keys(group.question.criteria);
+    const answer = (ps: number[]) => ({
+      type: 'choice' as const,
+      choice: labels[0] ?? '',
+      confidence: 0,
+      probabilities: Object.fromEntries(labels.map((l, i) => [l, ps[i] ?? 0])),
+    });
+    const third = 1 / 3;
+    const r = scoreGroup({ ...group, expected: labels[0] ?? '' }, [
+      answer([0.8, 0.1, 0.1]),
+      answer([third, third, third]),
+      answer([0.5, 0.5, 0]),
+    ]);
+    assert.equal(r.change, 0.47); // option 0: 0.8 - 1/3
+    assert.equal(r.correct, 1);
+    assert.equal(r.abstained, 1);
+    assert.equal(summarize([r]).maxChange, 0.47);
+  });
+});
