@@ -10,10 +10,10 @@ import {
   oneHot,
   reliability,
 } from '../../src/domain/metrics.ts';
+import type { CalibrationFile } from '../../src/engines/embedded/artifacts.ts';
 import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
 import { DESCRIPTORS, type QuestionType } from '../../src/engines/embedded/features.ts';
 import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
-import type { CalibrationFile } from '../../src/engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import {
   CROSS_FIT_FOLDS,

@@ -2,21 +2,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CalibrationFile, LatencyReport, WeightsFile } from '../../src/engines/embedded/artifacts.ts';
 import { createEmbeddedEngine } from '../../src/engines/embedded/index.ts';
-import type { CalibrationFile, WeightsFile } from '../../src/engines/embedded/model.ts';
 import { createEncoderTokenizer } from '../../src/engines/embedded/tokenizer.ts';
 import type { DecisionRequest } from '../../src/engines/request.ts';
 
-export interface LatencyReport {
-  runs: number;
-  stateTokens: number;
-  loadMs: number;
-  cachedP50: number;
-  cachedP90: number;
-  newStateP50: number;
-  newStateP90: number;
-  coldP50: number;
-}
+export type { LatencyReport };
 
 const PARAGRAPH =
   'Hi team, following up on the outage from last night. Around 02:10 UTC the payment service started returning ' +

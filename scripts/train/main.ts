@@ -17,6 +17,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from '../../src/domain/metrics.ts';
 import {
+  CALIBRATION_FORMAT,
+  type CalibrationFile,
+  type FamilyCalibration,
+  WEIGHTS_FORMAT,
+  type WeightsFile,
+} from '../../src/engines/embedded/artifacts.ts';
+import {
   type CalibrationModel,
   calibrate,
   fitCalibration,
@@ -38,19 +45,11 @@ import {
 import { goldenInputs } from '../../src/engines/embedded/golden.ts';
 import { type BilinearWeights, bilinearForward, combine } from '../../src/engines/embedded/head.ts';
 import { EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
-import {
-  CALIBRATION_FORMAT,
-  type CalibrationFile,
-  encodeFloats,
-  type FamilyCalibration,
-  parseModel,
-  predict,
-  WEIGHTS_FORMAT,
-  type WeightsFile,
-} from '../../src/engines/embedded/model.ts';
+import { parseModel, predict } from '../../src/engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
 import type { DecisionRequest } from '../../src/engines/request.ts';
+import { encodeFloats } from '../../src/training/artifact.ts';
 import { loadCaldec } from './caldec.ts';
 import { writeCard } from './card.ts';
 import {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { brierScore } from '../../domain/metrics.ts';
 import { mulberry32 } from '../../lib/seeded.ts';
+import type { CalibrationFile, WeightsFile } from './artifacts.ts';
 import {
   type CalibrationItem,
   calibrate,
@@ -17,7 +18,7 @@ import { descriptors, type QuestionInput, SCALAR_FEATURES, scalarFeatures } from
 import { goldenInputs, seededUnitVector } from './golden.ts';
 import { averageBilinear, bilinearForward, emptyBilinear } from './head.ts';
 import { DEFAULT_MODEL_DIR, EMBEDDED_MODEL_ID } from './index.ts';
-import { type CalibrationFile, loadModel, parseModel, predict, type WeightsFile } from './model.ts';
+import { loadModel, parseModel, predict } from './model.ts';
 
 const model = loadModel(DEFAULT_MODEL_DIR);
 /** A fresh copy of one committed artifact file, to alter. */

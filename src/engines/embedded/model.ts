@@ -1,11 +1,19 @@
 /**
- * The shipped artifact (models/brier-lite/weights.json + calibration.json) and the pure
- * prediction path from a `QuestionInput` to a probability vector. Shared by the engine, the
- * training pipeline and the tests, so all three compute exactly the same numbers.
+ * The model parsed from the shipped artifact (models/brier-lite/weights.json + calibration.json,
+ * whose file types are in artifacts.ts) and the pure prediction path from a `QuestionInput` to a
+ * probability vector. Shared by the engine, the training pipeline and the tests, so all three
+ * compute exactly the same numbers.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type CalibrationParams, calibrate, type DescriptorRange, resolveCalibration } from './calibration.ts';
+import {
+  CALIBRATION_FORMAT,
+  type CalibrationFile,
+  decodeFloats,
+  type Family,
+  readArtifactFiles,
+  WEIGHTS_FORMAT,
+  type WeightsFile,
+} from './artifacts.ts';
+import { type CalibrationParams, calibrate, resolveCalibration } from './calibration.ts';
 import {
   DESCRIPTORS,
   descriptors,
@@ -18,55 +26,11 @@ import {
 import { type BilinearWeights, bilinearForward, combine, type LowRank } from './head.ts';
 import { EMBEDDING_DIM } from './pool.ts';
 
-export const WEIGHTS_FORMAT = 'brier-lite-head/2';
-export const CALIBRATION_FORMAT = 'brier-lite-calibration/1';
-
-export type Family = 'seen' | 'unseen';
-
-export interface FamilyCalibration {
-  /** beta_0 weighs the bilinear score, beta_1.. the scalar features of features.ts (names alongside). */
-  beta: number[];
-  features: string[];
-  /** ln T = t . d(q), alpha = sigmoid(a . d(q)), d = `descriptors` (names alongside). */
-  t: number[];
-  a: number[];
-  descriptors: string[];
-  /** unseen family: descriptor ranges outside which a question gets the uniform answer. */
-  support?: DescriptorRange[];
-  /** seen family: (T, alpha) per training task, fitted on its held-out rows; overrides t/a. */
-  tasks?: Record<string, CalibrationParams>;
-}
-
-export interface CalibrationFile {
-  format: string;
-  modelId: string;
-  /** Instruction cosine at or above which a question counts as a task the head was trained on. */
-  familiarity: number;
-  types: Record<QuestionType, Record<Family, FamilyCalibration>>;
-}
-
 export interface Signature {
   task: string;
   type: QuestionType;
   k: number;
   instruction: Float32Array;
-}
-
-export interface WeightsFile {
-  format: string;
-  modelId: string;
-  encoder: string;
-  dim: number;
-  window: number;
-  /** Per type: its rank and base64 little-endian float32 matrices, each EMBEDDING_DIM x rank row-major. */
-  bilinear: {
-    noul: { rank: number; U: string; V: string };
-    choice: { rank: number; U: string; V: string };
-    score: { rank: number; U: string; V: string; P: string; Q: string };
-  };
-  /** The labelled sets whose rows trained the bilinear weights. */
-  trainingSets: string[];
-  signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
 }
 
 export interface Model {
@@ -75,19 +39,6 @@ export interface Model {
   signatures: Signature[];
   calibration: CalibrationFile;
   window: number;
-}
-
-export function encodeFloats(a: Float32Array): string {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
-}
-
-export function decodeFloats(s: string, expected: number, what: string): Float32Array {
-  const buf = Buffer.from(s, 'base64');
-  if (buf.byteLength !== expected * 4)
-    throw new Error(`model: ${what} has ${buf.byteLength / 4} floats, expected ${expected}`);
-  const out = new Float32Array(expected);
-  for (let i = 0; i < expected; i++) out[i] = buf.readFloatLE(i * 4);
-  return out;
 }
 
 export function parseModel(weights: WeightsFile, calibration: CalibrationFile): Model {
@@ -150,8 +101,7 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
 }
 
 export function loadModel(dir: string): Model {
-  const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
-  const calibration = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as CalibrationFile;
+  const { weights, calibration } = readArtifactFiles(dir);
   return parseModel(weights, calibration);
 }
 

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { readModelCard } from '../../../engines/embedded/artifacts.ts';
 import type { DecisionEngine } from '../../../engines/engine.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
@@ -45,49 +44,6 @@ export const consoleModelRoute = createRoute({
     ...errorResponses(401, 403),
   },
 });
-
-type MetricsT = z.infer<typeof Metrics>;
-
-function metrics(value: unknown): MetricsT | null {
-  if (!value || typeof value !== 'object') return null;
-  const v = value as Record<string, unknown>;
-  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
-  return { n: num(v.n) ?? 0, accuracy: num(v.accuracy), brier: num(v.brier), ece: num(v.ece) };
-}
-
-function comparison(value: unknown): z.infer<typeof Comparison> | null {
-  if (!value || typeof value !== 'object') return null;
-  const v = value as Record<string, unknown>;
-  const model = metrics(v.model);
-  return model ? { model, prior: metrics(v.prior), uniform: metrics(v.uniform) } : null;
-}
-
-/** Reads MODEL_CARD.md and report.json from `dir`; null when there is no card. */
-export async function readModelCard(dir: string) {
-  let markdown: string;
-  try {
-    markdown = await readFile(path.join(dir, 'MODEL_CARD.md'), 'utf8');
-  } catch {
-    return null;
-  }
-  const title = (/^#\s+(.+)$/m.exec(markdown)?.[1] ?? 'Model card').trim();
-  const evaluation: Record<
-    string,
-    { seen: z.infer<typeof Comparison> | null; unseen: z.infer<typeof Comparison> | null }
-  > = {};
-  try {
-    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as Record<string, unknown>;
-    // in distribution: every row of the training tasks, cross-validated (older reports: the held-out 20%)
-    const seen = (report.seenAllRowsCrossValidated ?? report.seen ?? {}) as Record<string, unknown>;
-    const unseen = (report.heldOutTasksShipped ?? report.leaveTasksOut ?? {}) as Record<string, unknown>;
-    for (const type of ['noul', 'choice', 'score']) {
-      evaluation[type] = { seen: comparison(seen[type]), unseen: comparison(unseen[type]) };
-    }
-  } catch {
-    // A card without numbers is still a card.
-  }
-  return { title, markdown, evaluation };
-}
 
 export function registerConsoleModel(
   app: OpenAPIHono<AppEnv>,

@@ -1,0 +1,226 @@
+/**
+ * The files of a brier-lite artifact (models/brier-lite), one type for each, and the reading that
+ * serving needs. `npm run train` (src/training) writes them; the engine (model.ts), the console's
+ * model route and the documentation read them.
+ *
+ * - weights.json      `WeightsFile`: the bilinear head and the training tasks' instruction signatures
+ * - calibration.json  `CalibrationFile`: per question type and family, the betas and the calibration map
+ * - golden.json       `GoldenFile`: the answers to fixed synthetic inputs (src/training/golden.ts), which
+ *                     the tests recompute from the committed artifact
+ * - report.json       `ReportFile`: every number of the model card
+ * - MODEL_CARD.md     the model card, Markdown (`readModelCard` with report.json)
+ */
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CalibrationParams, DescriptorRange } from './calibration.ts';
+import type { QuestionType } from './features.ts';
+
+export const WEIGHTS_FORMAT = 'brier-lite-head/2';
+export const CALIBRATION_FORMAT = 'brier-lite-calibration/1';
+
+export type Family = 'seen' | 'unseen';
+
+export interface FamilyCalibration {
+  /** beta_0 weighs the bilinear score, beta_1.. the scalar features of features.ts (names alongside). */
+  beta: number[];
+  features: string[];
+  /** ln T = t . d(q), alpha = sigmoid(a . d(q)), d = `descriptors` (names alongside). */
+  t: number[];
+  a: number[];
+  descriptors: string[];
+  /** unseen family: descriptor ranges outside which a question gets the uniform answer. */
+  support?: DescriptorRange[];
+  /** seen family: (T, alpha) per training task, fitted on its held-out rows; overrides t/a. */
+  tasks?: Record<string, CalibrationParams>;
+}
+
+/** calibration.json */
+export interface CalibrationFile {
+  format: string;
+  modelId: string;
+  /** Instruction cosine at or above which a question counts as a task the head was trained on. */
+  familiarity: number;
+  types: Record<QuestionType, Record<Family, FamilyCalibration>>;
+}
+
+/** weights.json */
+export interface WeightsFile {
+  format: string;
+  modelId: string;
+  encoder: string;
+  dim: number;
+  window: number;
+  /** Per type: its rank and base64 little-endian float32 matrices, each EMBEDDING_DIM x rank row-major. */
+  bilinear: {
+    noul: { rank: number; U: string; V: string };
+    choice: { rank: number; U: string; V: string };
+    score: { rank: number; U: string; V: string; P: string; Q: string };
+  };
+  /** The labelled sets whose rows trained the bilinear weights. */
+  trainingSets: string[];
+  signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
+}
+
+/** golden.json: the model's answers to src/training/golden.ts `goldenInputs()`, in order. */
+export interface GoldenFile {
+  modelId: string;
+  probabilities: number[][];
+}
+
+/** Quality metrics of a set of answers (computed by src/training/evaluation.ts; report.json holds them). */
+export interface Metrics {
+  n: number;
+  /** Items with a unique-maximum target (accuracy and ECE are over these). */
+  nHard: number;
+  accuracy: number;
+  brier: number;
+  nll: number;
+  ece: number;
+  /** null when no score items. */
+  scoreMae: number | null;
+}
+
+/** A model's metrics beside the majority-prior and uniform baselines on the same items. */
+export interface MetricsBlock {
+  model: Metrics;
+  prior: Metrics;
+  uniform: Metrics;
+  /** The ECE a perfectly calibrated model would show by chance at the model's confidences and n. */
+  eceFloor: number;
+}
+
+/** One labelled set's numbers. */
+export interface TaskReport {
+  role: string;
+  licence: string;
+  /** Training sets: the shipped head on their held-out rows, calibration cross-fitted. */
+  heldOutRows: MetricsBlock | null;
+  /** Training sets: every row, cross-validated with the fold heads. */
+  allRowsCrossValidated: MetricsBlock | null;
+  /** Held-out sets: the shipped artifact. */
+  shipped: MetricsBlock | null;
+  leaveTaskOut: MetricsBlock;
+}
+
+/** What one (T, alpha) fitted on a left-out task's own labels would have scored (a diagnosis). */
+export interface Hindsight {
+  task: string;
+  k: number;
+  temperature: number;
+  alpha: number;
+  /** Mean Brier with that (T, alpha); the uniform answer where it beats uniform by too little (AIC). */
+  brier: number;
+  /** Mean of each descriptor over the task's questions. */
+  meanD: number[];
+}
+
+/** Latency of one realistic request through the real engine, measured at training time. */
+export interface LatencyReport {
+  runs: number;
+  stateTokens: number;
+  loadMs: number;
+  cachedP50: number;
+  cachedP90: number;
+  newStateP50: number;
+  newStateP90: number;
+  coldP50: number;
+}
+
+/** report.json: the numbers of the model card. */
+export interface ReportFile {
+  /** Held-out rows of the training tasks, the shipped head, calibration cross-fitted. */
+  seen: Record<QuestionType, MetricsBlock>;
+  /** Every row of the training tasks, cross-validated with the fold heads. */
+  seenAllRowsCrossValidated: Record<QuestionType, MetricsBlock>;
+  /** Held-out tasks, leave-tasks-out. */
+  leaveTasksOut: Record<QuestionType, MetricsBlock>;
+  /** Held-out tasks, the shipped artifact. */
+  heldOutTasksShipped: Record<QuestionType, MetricsBlock>;
+  perTask: Record<string, TaskReport>;
+  hindsight: (Hindsight & { type: QuestionType })[];
+  /** CalDec validation (soft targets), beside the uniform answer. */
+  caldec: Record<QuestionType, { model: Metrics; uniform: Metrics }>;
+  familyCheck: { seenRowsDetectedSeen: number; heldOutTasksDetectedUnseen: number; caldecDetectedUnseen: number };
+  /** null when training ran with `--no-latency`. */
+  latency: LatencyReport | null;
+}
+
+export function decodeFloats(s: string, expected: number, what: string): Float32Array {
+  const buf = Buffer.from(s, 'base64');
+  if (buf.byteLength !== expected * 4)
+    throw new Error(`model: ${what} has ${buf.byteLength / 4} floats, expected ${expected}`);
+  const out = new Float32Array(expected);
+  for (let i = 0; i < expected; i++) out[i] = buf.readFloatLE(i * 4);
+  return out;
+}
+
+/** weights.json and calibration.json of the artifact in `dir`, as stored (model.ts `parseModel` checks them). */
+export function readArtifactFiles(dir: string): { weights: WeightsFile; calibration: CalibrationFile } {
+  const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
+  const calibration = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as CalibrationFile;
+  return { weights, calibration };
+}
+
+/** The few numbers the console shows of one evaluation: null where report.json has no finite number. */
+export interface CardMetrics {
+  n: number;
+  accuracy: number | null;
+  brier: number | null;
+  ece: number | null;
+}
+
+export interface CardComparison {
+  model: CardMetrics;
+  prior: CardMetrics | null;
+  uniform: CardMetrics | null;
+}
+
+/** A model card as the console shows it. */
+export interface ModelCard {
+  title: string;
+  markdown: string;
+  /** Per question type: in-distribution ("seen") rows and tasks never trained on ("unseen"). */
+  evaluation: Record<string, { seen: CardComparison | null; unseen: CardComparison | null }>;
+}
+
+function cardMetrics(value: unknown): CardMetrics | null {
+  if (!value || typeof value !== 'object') return null;
+  const v = value as Record<string, unknown>;
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+  return { n: num(v.n) ?? 0, accuracy: num(v.accuracy), brier: num(v.brier), ece: num(v.ece) };
+}
+
+function cardComparison(value: unknown): CardComparison | null {
+  if (!value || typeof value !== 'object') return null;
+  const v = value as Record<string, unknown>;
+  const model = cardMetrics(v.model);
+  return model ? { model, prior: cardMetrics(v.prior), uniform: cardMetrics(v.uniform) } : null;
+}
+
+/**
+ * Reads MODEL_CARD.md and report.json from `dir`; null when there is no card. The report is read
+ * leniently (a card without numbers, or with a report of an older shape, is still a card).
+ */
+export async function readModelCard(dir: string): Promise<ModelCard | null> {
+  let markdown: string;
+  try {
+    markdown = await readFile(join(dir, 'MODEL_CARD.md'), 'utf8');
+  } catch {
+    return null;
+  }
+  const title = (/^#\s+(.+)$/m.exec(markdown)?.[1] ?? 'Model card').trim();
+  const evaluation: ModelCard['evaluation'] = {};
+  try {
+    const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Record<string, unknown>;
+    // in distribution: every row of the training tasks, cross-validated (older reports: the held-out 20%)
+    const seen = (report.seenAllRowsCrossValidated ?? report.seen ?? {}) as Record<string, unknown>;
+    const unseen = (report.heldOutTasksShipped ?? report.leaveTasksOut ?? {}) as Record<string, unknown>;
+    for (const type of ['noul', 'choice', 'score']) {
+      evaluation[type] = { seen: cardComparison(seen[type]), unseen: cardComparison(unseen[type]) };
+    }
+  } catch {
+    // A card without numbers is still a card.
+  }
+  return { title, markdown, evaluation };
+}
