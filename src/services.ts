@@ -12,6 +12,7 @@ import { createAccountService } from './domain/accounts.ts';
 import { createKeyService } from './domain/keys.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
+import { createUsedLinks } from './domain/verification-links.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
@@ -103,7 +104,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   // The one owner of the model: its queue, its limits, its token counting.
   const host = createEngineHost(engine, { queueLimit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
   const systemOne = createSystemOne(host);
-  // Metrics: HTTP middleware, queue gauges read from the scheduler, the engine's cache/batch hook.
+  // Metrics: the registry the HTTP middleware records into, queue gauges read from the scheduler, the engine's cache/batch hook.
   const metrics = createMetrics();
   metrics.observeQueue(host.scheduler);
   engine.attachMetrics?.(metrics.engine);
@@ -137,6 +138,8 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     metrics: options.metricsEnabled === false ? undefined : { metrics, token: options.metricsToken },
     control: {
       auth,
+      accounts,
+      usedLinks: createUsedLinks(db),
       reporter: createUsageReporter(db),
       deletion: createAccountDeletion(db, keys, usage),
       limiter: createLimiterFactory(limits.store, logger),

@@ -6,11 +6,32 @@ export interface Account {
   email: string;
 }
 
+/** An account as its owner sees it. */
+export interface AccountProfile extends Account {
+  name: string;
+  emailVerified: boolean;
+  createdAt: Date;
+}
+
 /**
- * Accounts as the local CLI needs them until the control plane owns sign-up: find by email,
- * or create a verified account (the operator vouches for the address).
+ * Accounts: read one by id (the console's account page), and, for the local CLI, find by email or
+ * create a verified account (the operator vouches for the address).
  */
 export function createAccountService(db: Db) {
+  /** The account with this id, or null when it no longer exists. */
+  async function find(userId: string): Promise<AccountProfile | null> {
+    const row = await db.kysely.selectFrom('user').selectAll().where('id', '=', userId).executeTakeFirst();
+    if (!row) return null;
+    return {
+      id: row.id,
+      email: row.email,
+      name: row.name,
+      // SQLite stores booleans as 0/1 and dates as text; PostgreSQL as booleans and timestamps.
+      emailVerified: row.emailVerified === true || Number(row.emailVerified) === 1,
+      createdAt: new Date(row.createdAt),
+    };
+  }
+
   async function ensure(email: string): Promise<Account> {
     const normalized = email.trim().toLowerCase();
     const found = await db.kysely
@@ -40,7 +61,7 @@ export function createAccountService(db: Db) {
       .where('email', '=', normalized)
       .executeTakeFirstOrThrow();
   }
-  return { ensure };
+  return { find, ensure };
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

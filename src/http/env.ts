@@ -1,6 +1,6 @@
 import type { KeyOwner } from '../domain/keys.ts';
 import type { Consumption } from '../systemone/serve.ts';
-import type { SessionAccount } from './middleware/session-auth.ts';
+import type { SessionAccount } from './middleware/auth.ts';
 
 /** What a request consumed of the model, as the usage meter records it. */
 export type Metered = Consumption;
@@ -9,9 +9,9 @@ export type Metered = Consumption;
 export interface AppEnv {
   Variables: {
     requestId: string;
-    /** Set by the API-key middleware on /v1 routes. */
-    owner: KeyOwner;
-    /** Set by the session middleware on console routes. */
+    /** Set by the API-key guard (routes declared with auth 'key', or 'key-or-session' and a key). */
+    owner?: KeyOwner;
+    /** Set by the session guard (routes declared with auth 'session', or 'key-or-session' and a cookie). */
     account: SessionAccount;
     /** Set by handlers that consumed model capacity, for the usage meter. */
     metered: Metered;

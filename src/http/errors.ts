@@ -1,9 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, ErrorHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z as zod } from 'zod';
 import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../lib/errors.ts';
 import { boundedEcho, clip, describePath } from '../lib/json-bounds.ts';
+import type { Logger } from '../observability/logger.ts';
 
 /** Characters of one key in an error's `loc` (ids and labels past their limit are cut). */
 const MAX_LOC_CHARS = 140;
@@ -160,4 +162,36 @@ export function errorResponse(c: Context, error: unknown): Response {
   if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));
   const detail = e.code === 'VALIDATION' && e.issues ? e.issues : { error_type: type, message: e.message };
   return c.json({ detail, message: e.message, request_id: requestId ?? '' }, status);
+}
+
+/**
+ * The app's error handler: every thrown error answered through errorResponse. Hono's own
+ * HTTPExceptions (what its validators still refuse once the body guard has passed a body: none at
+ * all) become a 415 or 400; unexpected failures (500) are logged with the request id.
+ */
+export function handleErrors(logger: Logger): ErrorHandler {
+  return (error, c) => {
+    if (error instanceof HTTPException) {
+      if (/unsupported media type/i.test(error.message)) {
+        const type = c.req.header('content-type');
+        const got = type ? JSON.stringify(type.slice(0, 80)) : 'none';
+        return errorResponse(c, fail('UNSUPPORTED_MEDIA_TYPE', `content-type: must be application/json, got ${got}`));
+      }
+      const code = error.status === 400 ? 'INVALID_JSON' : 'BAD_REQUEST';
+      return errorResponse(
+        c,
+        fail(code, code === 'INVALID_JSON' ? `body is not valid JSON: ${error.message}` : error.message),
+      );
+    }
+    const response = errorResponse(c, error);
+    if (response.status >= 500 && response.status !== 503) {
+      logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
+    }
+    return response;
+  };
+}
+
+/** A URL no route answers: 404 not_found. */
+export function notFound(): never {
+  throw fail('NOT_FOUND', 'no such route');
 }

@@ -12,13 +12,23 @@
  *   `brier_engine_seconds_total{engine,phase}` (their rate ratio is tokens per second), and
  *   `brier_engine_tokens_per_second{engine,phase}` (the last measured pass).
  */
-import { timingSafeEqual } from 'node:crypto';
-import type { Hono } from 'hono';
-import { createMiddleware } from 'hono/factory';
-import { matchedRoutes } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineMetrics } from '../engines/engine.ts';
-import type { AppEnv } from '../http/env.ts';
+
+/** What the HTTP request metrics are labelled with. */
+export interface HttpLabels {
+  /** The matched route pattern (`/control/v1/keys/:id`), `unmatched` for 404s on no route; never the raw URL. */
+  route: string;
+  method: string;
+  status: string;
+}
+
+/** What one answered /v1/systemone request consumed. */
+export interface DecisionCounts {
+  inputTokens: number;
+  outputTokens: number;
+  questions: number;
+}
 
 /** What the metrics read from a scheduler at scrape time. */
 export interface QueueProbe {
@@ -133,52 +143,24 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
   };
 
-  /** Records every request; mount first (after the request id) so that it times the whole stack. */
-  function middleware() {
-    return createMiddleware<AppEnv>(async (c, next) => {
-      const started = performance.now();
-      try {
-        await next();
-      } finally {
-        // The handler's own pattern: the last matched route that is not a middleware (method ALL).
-        const handler = matchedRoutes(c).findLast((r) => r.method !== 'ALL');
-        const labels = { route: handler?.path ?? 'unmatched', method: c.req.method, status: String(c.res.status) };
-        requests.inc(labels);
-        duration.observe(labels, (performance.now() - started) / 1000);
-        const metered = c.get('metered');
-        if (metered && c.res.status < 400) {
-          inputTokens.inc(metered.inputTokens);
-          outputTokens.inc(metered.outputTokens);
-          questions.observe(metered.questions);
-        }
-      }
-    });
+  /** One answered HTTP request (src/http/middleware/request-metrics.ts calls it). */
+  function request(labels: HttpLabels, seconds: number): void {
+    requests.inc(labels);
+    duration.observe(labels, seconds);
   }
 
-  /**
-   * GET /metrics in the Prometheus text format. Without a token it is open: keep it off the public
-   * gateway (or set BRIER_METRICS_TOKEN, then it needs `Authorization: Bearer <token>`).
-   */
-  function register(app: Hono<AppEnv>, token?: string): void {
-    const expected = token ? Buffer.from(`Bearer ${token}`) : null;
-    app.get('/metrics', async (c) => {
-      if (expected) {
-        const given = Buffer.from(c.req.header('authorization') ?? '');
-        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-          return c.text('metrics need Authorization: Bearer <BRIER_METRICS_TOKEN>\n', 401, {
-            'www-authenticate': 'Bearer',
-          });
-        }
-      }
-      return c.text(await registry.metrics(), 200, { 'content-type': registry.contentType });
-    });
+  /** What an answered decision request consumed. */
+  function decision(counts: DecisionCounts): void {
+    inputTokens.inc(counts.inputTokens);
+    outputTokens.inc(counts.outputTokens);
+    questions.observe(counts.questions);
   }
 
   return {
     registry,
     engine,
-    middleware,
-    register,
+    request,
+    decision,
     /** Adds a scheduler whose depth and running count the queue gauges report. */
     observeQueue(queue: QueueProbe): void {
       queues.push(queue);

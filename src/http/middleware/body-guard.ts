@@ -8,8 +8,8 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface BodyGuardOptions {
-  /** The byte limit of a request body on this path. */
-  limitFor(path: string): number;
+  /** The byte limit of a request body. */
+  maxBytes: number;
   /** JSON nesting limit; the body itself is level 1. */
   maxDepth: number;
   /** Paths that also take a form body (OAuth providers that post their answer back). */
@@ -50,7 +50,7 @@ export function bodyGuard(options: BodyGuardOptions) {
     const raw = c.req.raw;
     if (BODILESS.has(raw.method) || raw.body === null || c.get('bodyGuarded')) return next();
     c.set('bodyGuarded', true);
-    const limit = options.limitFor(c.req.path);
+    const limit = options.maxBytes;
     const tooLarge = () => fail('PAYLOAD_TOO_LARGE', `request body is larger than ${limit} bytes (the limit)`);
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     const reader = raw.body.getReader();

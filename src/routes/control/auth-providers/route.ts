@@ -1,5 +1,5 @@
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppEnv } from '../../../http/env.ts';
+import { z } from '@hono/zod-openapi';
+import { type Api, defineRoute } from '../../../http/api.ts';
 
 export interface SignInProvider {
   /** The id to pass as `provider` to POST /control/v1/auth/sign-in/social. */
@@ -17,9 +17,10 @@ export const AuthProviders = z
   })
   .openapi('AuthProviders');
 
-export const authProvidersRoute = createRoute({
+export const authProvidersRoute = defineRoute({
+  auth: 'none',
   method: 'get',
-  path: '/control/v1/auth-providers',
+  path: '/auth-providers',
   tags: ['Console'],
   summary: 'The sign-in methods this server offers (no credential)',
   responses: {
@@ -27,7 +28,7 @@ export const authProvidersRoute = createRoute({
   },
 });
 
-export function registerAuthProviders(app: OpenAPIHono<AppEnv>, providers: SignInProvider[]): void {
+export function registerAuthProviders(api: Api, providers: SignInProvider[]): void {
   const body = { email_password: true, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
-  app.openapi(authProvidersRoute, (c) => c.json(body, 200, { 'cache-control': 'no-cache' }));
+  api.openapi(authProvidersRoute, (c) => c.json(body, 200, { 'cache-control': 'no-cache' }));
 }

@@ -1,7 +1,10 @@
 import { type OpenAPIHono, z } from '@hono/zod-openapi';
-import { AUTH_BASE_PATH, PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create-auth.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create-auth.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
+
+/** Where better-auth is mounted in the control plane (AUTH_BASE_PATH is the same, from the root). */
+export const AUTH_PATH = '/auth';
 
 /**
  * Character limits of the free-text fields the auth endpoints take (RFC 5321 caps an address at
@@ -55,7 +58,7 @@ const body = (schema: z.ZodType) => ({ body: { required: true, content: { 'appli
 export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
   const r = app.openAPIRegistry;
   const tags = ['Auth'];
-  const p = (path: string) => `${AUTH_BASE_PATH}${path}`;
+  const p = (path: string) => `${AUTH_PATH}${path}`;
 
   r.registerPath({
     method: 'post',

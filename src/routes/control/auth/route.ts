@@ -1,12 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
-import type { OpenAPIHono } from '@hono/zod-openapi';
 import { AUTH_BASE_PATH, type Auth, PASSWORD_MAX, PASSWORD_MIN } from '../../../auth/create-auth.ts';
-import type { Db } from '../../../db/open.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import type { UsedLinks } from '../../../domain/verification-links.ts';
+import type { Api } from '../../../http/api.ts';
 import { errorResponse } from '../../../http/errors.ts';
+import { bodyGuard } from '../../../http/middleware/body-guard.ts';
+import { type AuthRateRule, authRateLimit, type LimiterFactory } from '../../../http/middleware/rate-limit.ts';
 import { type ErrorCode, fail } from '../../../lib/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
-import { AUTH_FIELD_LIMITS, registerAuthDocs } from './protocol.ts';
+import { MAX_JSON_DEPTH } from '../../../systemone/protocol.ts';
+import { AUTH_FIELD_LIMITS, AUTH_PATH, registerAuthDocs } from './protocol.ts';
 
 /** Refuses a known field that is not a string or is longer than its limit. */
 export function checkAuthFields(body: Record<string, unknown>): void {
@@ -19,9 +20,6 @@ export function checkAuthFields(body: Record<string, unknown>): void {
     }
   }
 }
-
-const USED_VERIFY_PREFIX = 'brier-used-verify:';
-const USED_VERIFY_KEEP_MS = 25 * 3600 * 1000;
 
 /** Clear rules, clear messages; better-auth enforces the same length bounds behind us. */
 export function checkPassword(password: unknown, email: unknown): void {
@@ -110,19 +108,38 @@ async function withoutTokens(response: Response): Promise<Response> {
   return new Response(JSON.stringify(body), { status: response.status, headers });
 }
 
-/**
- * Mounts better-auth under /control/v1/auth. Around it: password rules with clear messages, a default
- * display name, single-use verification links, no session tokens in bodies, and errors rewritten into
- * the one error shape.
- */
-export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: Db }): void {
-  const { auth, db } = deps;
-  registerAuthDocs(app);
+export interface AuthRouteDeps {
+  auth: Auth;
+  usedLinks: UsedLinks;
+  limiter: LimiterFactory;
+  rateRules?: Record<string, AuthRateRule> | undefined;
+  /** BRIER_CONTROL_MAX_BODY_BYTES. */
+  maxBodyBytes: number;
+}
 
-  app.on(['GET', 'POST'], `${AUTH_BASE_PATH}/*`, async (c) => {
+/** OAuth providers post their answer back as a form. */
+const acceptsForm = (path: string) =>
+  path.startsWith(`${AUTH_BASE_PATH}/callback/`) || path.startsWith(`${AUTH_BASE_PATH}/oauth2/callback/`);
+
+/**
+ * Mounts better-auth under /control/v1/auth (no credential: this is where one is made). Its bodies are
+ * bounded before the rate limiter reads the email in them. Around better-auth: password rules with
+ * clear messages, a default display name, single-use verification links, no session tokens in
+ * bodies, and errors rewritten into the one error shape.
+ */
+export function registerAuth(api: Api, deps: AuthRouteDeps): void {
+  const { auth, usedLinks } = deps;
+  registerAuthDocs(api.app);
+
+  api.app.use(
+    `${AUTH_PATH}/*`,
+    bodyGuard({ maxBytes: deps.maxBodyBytes, maxDepth: MAX_JSON_DEPTH, acceptsForm }),
+    authRateLimit(deps.limiter, AUTH_BASE_PATH, deps.rateRules),
+  );
+  api.app.on(['GET', 'POST'], `${AUTH_PATH}/*`, async (c) => {
     const sub = c.req.path.slice(AUTH_BASE_PATH.length);
     let request = c.req.raw;
-    let usedMarker: string | undefined;
+    let verifyToken: string | undefined;
 
     const json = (c.req.header('content-type') ?? '').toLowerCase().includes('json');
     if (c.req.method === 'POST' && json && (await request.clone().text()) !== '') {
@@ -142,14 +159,10 @@ export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: D
       const body = await readJson(request);
       checkPassword(body.newPassword, undefined);
     } else if (c.req.method === 'GET' && sub === '/verify-email') {
-      const token = c.req.query('token') ?? '';
-      usedMarker = `${USED_VERIFY_PREFIX}${createHash('sha256').update(token).digest('base64url')}`;
-      const used = await db.kysely
-        .selectFrom('verification')
-        .select('id')
-        .where('identifier', '=', usedMarker)
-        .executeTakeFirst();
-      if (used) throw fail('BAD_REQUEST', 'this verification link was already used; sign in, or ask for a new link');
+      verifyToken = c.req.query('token') ?? '';
+      if (await usedLinks.isUsed(verifyToken)) {
+        throw fail('BAD_REQUEST', 'this verification link was already used; sign in, or ask for a new link');
+      }
     }
 
     let response = await auth.handler(request);
@@ -174,22 +187,8 @@ export function registerAuth(app: OpenAPIHono<AppEnv>, deps: { auth: Auth; db: D
       );
     }
 
-    if (usedMarker) {
-      const location = response.headers.get('location') ?? '';
-      if (!/[?&]error=/.test(location)) {
-        const now = new Date();
-        await db.kysely
-          .insertInto('verification')
-          .values({
-            id: randomUUID(),
-            identifier: usedMarker,
-            value: 'used',
-            expiresAt: new Date(now.getTime() + USED_VERIFY_KEEP_MS),
-            createdAt: now,
-            updatedAt: now,
-          })
-          .execute();
-      }
+    if (verifyToken !== undefined && !/[?&]error=/.test(response.headers.get('location') ?? '')) {
+      await usedLinks.markUsed(verifyToken);
     }
     if (response.status < 300) response = await withoutTokens(response);
     return response;

@@ -1,19 +1,16 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { KeyService, KeyListing as Listing } from '../../../domain/keys.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
 import { CreatedKey, CreateKeyRequest, KeyIdParam, KeyList } from './protocol.ts';
 
-const security = [{ session: [] }];
-
-export const createKeyRoute = createRoute({
+export const createKeyRoute = defineRoute({
+  auth: 'session',
   method: 'post',
-  path: '/control/v1/keys',
+  path: '/keys',
   tags: ['Console'],
   summary: 'Create an API key (shown once)',
   description: 'At most 3 active keys per account. The value is in `key` in this response only.',
-  security,
   request: { body: { required: true, content: { 'application/json': { schema: CreateKeyRequest } } } },
   responses: {
     201: { description: 'The key, once', content: { 'application/json': { schema: CreatedKey } } },
@@ -21,25 +18,25 @@ export const createKeyRoute = createRoute({
   },
 });
 
-export const listKeysRoute = createRoute({
+export const listKeysRoute = defineRoute({
+  auth: 'session',
   method: 'get',
-  path: '/control/v1/keys',
+  path: '/keys',
   tags: ['Console'],
   summary: "List the account's active API keys (prefixes only)",
-  security,
   responses: {
     200: { description: 'Active keys, oldest first', content: { 'application/json': { schema: KeyList } } },
     ...errorResponses(401, 403),
   },
 });
 
-export const revokeKeyRoute = createRoute({
+export const revokeKeyRoute = defineRoute({
+  auth: 'session',
   method: 'delete',
-  path: '/control/v1/keys/{id}',
+  path: '/keys/{id}',
   tags: ['Console'],
   summary: 'Revoke an API key',
   description: 'The key stops working at once and is no longer listed.',
-  security,
   request: { params: KeyIdParam },
   responses: {
     204: { description: 'Revoked' },
@@ -59,17 +56,17 @@ function wire(k: Listing) {
   };
 }
 
-export function registerKeys(app: OpenAPIHono<AppEnv>, keys: KeyService): void {
-  app.openapi(createKeyRoute, async (c) => {
+export function registerKeys(api: Api, keys: KeyService): void {
+  api.openapi(createKeyRoute, async (c) => {
     const { name } = c.req.valid('json');
     const created = await keys.create(c.get('account').userId, name);
     return c.json({ ...wire(created), key: created.key }, 201);
   });
-  app.openapi(listKeysRoute, async (c) => {
+  api.openapi(listKeysRoute, async (c) => {
     const list = await keys.list(c.get('account').userId);
     return c.json({ data: list.map(wire) }, 200);
   });
-  app.openapi(revokeKeyRoute, async (c) => {
+  api.openapi(revokeKeyRoute, async (c) => {
     const { id } = c.req.valid('param');
     if (!(await keys.revoke(c.get('account').userId, id)))
       throw fail('NOT_FOUND', `no active API key ${id} in this account`);

@@ -1,7 +1,7 @@
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { readModelCard } from '../../../engines/embedded/artifacts.ts';
 import type { DecisionEngine } from '../../../engines/engine.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { describeModel } from '../../../systemone/models.ts';
 
@@ -33,12 +33,12 @@ export const ConsoleModel = z
   })
   .openapi('ConsoleModel');
 
-export const consoleModelRoute = createRoute({
+export const consoleModelRoute = defineRoute({
+  auth: 'session',
   method: 'get',
-  path: '/control/v1/model',
+  path: '/model',
   tags: ['Console'],
   summary: 'The served model, its limits and its model card (console session)',
-  security: [{ session: [] }],
   responses: {
     200: { description: 'The model', content: { 'application/json': { schema: ConsoleModel } } },
     ...errorResponses(401, 403),
@@ -46,11 +46,11 @@ export const consoleModelRoute = createRoute({
 });
 
 export function registerConsoleModel(
-  app: OpenAPIHono<AppEnv>,
+  api: Api,
   deps: { engine: DecisionEngine; modelCardDir?: string | undefined },
 ): void {
   let card: Promise<Awaited<ReturnType<typeof readModelCard>>> | undefined;
-  app.openapi(consoleModelRoute, async (c) => {
+  api.openapi(consoleModelRoute, async (c) => {
     card ??= deps.modelCardDir ? readModelCard(deps.modelCardDir) : Promise.resolve(null);
     return c.json({ ...describeModel(deps.engine), card: await card }, 200);
   });

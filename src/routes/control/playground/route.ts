@@ -1,6 +1,5 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { UsageRecorder } from '../../../domain/usage.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import { type Api, defineRoute } from '../../../http/api.ts';
 import { ERRORS, errorResponses } from '../../../http/errors.ts';
 import { recordUsage } from '../../../http/middleware/usage-meter.ts';
 import { isDomainError } from '../../../lib/errors.ts';
@@ -9,16 +8,19 @@ import type { Consumption, SystemOne } from '../../../systemone/serve.ts';
 
 /** The usage identity of console playground calls: not an API key; counted in the account's totals. */
 export const PLAYGROUND_KEY_ID = 'playground';
+/** The route usage events of the playground are recorded under. */
 export const PLAYGROUND_PATH = '/control/v1/playground/systemone';
 
-export const playgroundRoute = createRoute({
+export const playgroundRoute = defineRoute({
+  auth: 'session',
+  // Inference-sized bodies (BRIER_MAX_BODY_BYTES), as POST /v1/systemone takes.
+  bodyLimit: 'inference',
   method: 'post',
-  path: PLAYGROUND_PATH,
+  path: '/playground/systemone',
   tags: ['Console'],
   summary: 'Run a System One request with the console session (the playground)',
   description:
     'The same request, validation, limits and answer as POST /v1/systemone, authenticated by the session cookie instead of an API key. Usage is metered to the account under the key id `playground`. The `server-timing` header carries the server-side latency.',
-  security: [{ session: [] }],
   request: { body: { required: true, content: { 'application/json': { schema: SystemOneRequest } } } },
   responses: {
     200: {
@@ -29,11 +31,8 @@ export const playgroundRoute = createRoute({
   },
 });
 
-export function registerPlayground(
-  app: OpenAPIHono<AppEnv>,
-  deps: { systemOne: SystemOne; usage: UsageRecorder },
-): void {
-  app.openapi(playgroundRoute, async (c) => {
+export function registerPlayground(api: Api, deps: { systemOne: SystemOne; usage: UsageRecorder }): void {
+  api.openapi(playgroundRoute, async (c) => {
     const started = performance.now();
     const account = c.get('account');
     const body = c.req.valid('json');

@@ -1,16 +1,15 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { DecisionEngine } from '../../../engines/engine.ts';
-import type { AppEnv } from '../../../http/env.ts';
+import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { describeModel } from '../../../systemone/models.ts';
 import { ModelsResponse } from '../../../systemone/protocol.ts';
 
-export const modelsRoute = createRoute({
+export const modelsRoute = defineRoute({
+  auth: 'key',
   method: 'get',
-  path: '/v1/models',
+  path: '/models',
   tags: ['Inference'],
   summary: 'List the hosted model',
-  security: [{ bearer: [] }],
   responses: {
     200: {
       description: 'The model this server answers with',
@@ -20,6 +19,6 @@ export const modelsRoute = createRoute({
   },
 });
 
-export function registerModels(app: OpenAPIHono<AppEnv>, engine: DecisionEngine): void {
-  app.openapi(modelsRoute, (c) => c.json({ models: [describeModel(engine)] }, 200));
+export function registerModels(api: Api, engine: DecisionEngine): void {
+  api.openapi(modelsRoute, (c) => c.json({ models: [describeModel(engine)] }, 200));
 }

@@ -1,15 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from './env.ts';
-
-/** Where `npm run build:console` writes the console (dist/console of this repository). */
-export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/console');
-/** Where `npm run build:docs` writes the documentation site. */
-export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/docs');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -72,28 +65,26 @@ async function isFile(file: string): Promise<boolean> {
   }
 }
 
-/**
- * Serves the built single-page console at `basePath`: files from `dir`, hashed assets with immutable
- * caching, every other path under `basePath` answered with index.html (revalidated each time) so
- * that client-side routes survive a reload. Without a build, a 503 page says how to make one.
- */
-export function registerConsoleStatic(app: OpenAPIHono<AppEnv>, options: { dir: string; basePath?: string }): void {
-  registerStaticSite(app, { ...options, basePath: options.basePath ?? '/console', mode: 'spa' });
+export interface StaticSiteOptions {
+  /** The built site. */
+  dir: string;
+  /** The URL it is served at, e.g. /console. */
+  basePath: string;
+  /**
+   * `spa`: a single-page app (the console): files from `dir`, every other path under `basePath`
+   * answered with index.html (revalidated each time) so that client-side routes survive a reload.
+   * `pages`: a VitePress site (the docs): one HTML file per page, clean URLs (`/docs/guide/x` is
+   * `guide/x.html`), folders redirected to their trailing slash, unknown pages answered with the
+   * site's 404.html and status 404.
+   */
+  mode: 'spa' | 'pages';
 }
 
 /**
- * Serves the built VitePress site at `basePath` (default /docs): one HTML file per page, clean URLs
- * (`/docs/guide/x` is `guide/x.html`), folders redirected to their trailing slash, unknown pages
- * answered with the site's 404.html and status 404.
+ * The GET/HEAD handler of a built static site: hashed assets with immutable caching, a 404 for a
+ * missing asset, no path outside `dir`; without a build, a 503 page says how to make one.
  */
-export function registerDocsStatic(app: OpenAPIHono<AppEnv>, options: { dir: string; basePath?: string }): void {
-  registerStaticSite(app, { ...options, basePath: options.basePath ?? '/docs', mode: 'pages' });
-}
-
-function registerStaticSite(
-  app: OpenAPIHono<AppEnv>,
-  options: { dir: string; basePath: string; mode: 'spa' | 'pages' },
-): void {
+export function staticSite(options: StaticSiteOptions): (c: Context<AppEnv>) => Promise<Response> {
   const base = options.basePath.replace(/\/+$/, '');
   const root = path.resolve(options.dir);
   const index = path.join(root, 'index.html');
@@ -152,6 +143,5 @@ function registerStaticSite(
     return c.text('not found', 404, { 'cache-control': 'no-store' });
   }
 
-  app.on(['GET', 'HEAD'], base, handle);
-  app.on(['GET', 'HEAD'], `${base}/*`, handle);
+  return handle;
 }

@@ -1,0 +1,80 @@
+import { cors } from 'hono/cors';
+import type { Auth } from '../../auth/create-auth.ts';
+import type { AccountDeletion } from '../../domain/account-deletion.ts';
+import type { AccountService } from '../../domain/accounts.ts';
+import type { KeyService } from '../../domain/keys.ts';
+import type { UsageRecorder } from '../../domain/usage.ts';
+import type { UsageReporter } from '../../domain/usage-report.ts';
+import type { UsedLinks } from '../../domain/verification-links.ts';
+import type { DecisionEngine } from '../../engines/engine.ts';
+import { type ApiOptions, createApi } from '../../http/api.ts';
+import { csrf } from '../../http/middleware/csrf.ts';
+import type { AuthRateRule, LimiterFactory } from '../../http/middleware/rate-limit.ts';
+import type { SystemOne } from '../../systemone/serve.ts';
+import { registerAccount } from './account/route.ts';
+import { registerAuth } from './auth/route.ts';
+import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
+import { registerKeys } from './keys/route.ts';
+import { registerConsoleModel } from './model/route.ts';
+import { registerPlayground } from './playground/route.ts';
+import { registerUsage } from './usage/route.ts';
+
+export interface ControlDeps extends Omit<ApiOptions, 'bodyLimit'> {
+  auth: Auth;
+  accounts: AccountService;
+  keys: KeyService;
+  usage: UsageRecorder;
+  reporter: UsageReporter;
+  deletion: AccountDeletion;
+  usedLinks: UsedLinks;
+  engine: DecisionEngine;
+  systemOne: SystemOne;
+  limiter: LimiterFactory;
+  authRateRules?: Record<string, AuthRateRule> | undefined;
+  /** BRIER_CONTROL_MAX_BODY_BYTES. */
+  maxBodyBytes: number;
+  /** Origins a cookie-carrying mutation may come from: this server's and the documentation site's. */
+  trustedOrigins: string[];
+  /** The documentation site's origin, allowed by CORS with credentials (its console sends the cookie). */
+  siteOrigin: string | undefined;
+  /** Set-Cookie values that clear the session cookies. */
+  clearCookies: string[];
+  /** Third-party sign-in providers, as the console's sign-in page offers them. */
+  providers: SignInProvider[];
+  /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
+  modelCardDir: string | undefined;
+}
+
+/** The control plane, mounted at /control/v1: accounts, sessions, keys, usage, the console's playground and model page. */
+export function createControlApp(deps: ControlDeps) {
+  const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'control' });
+  if (deps.siteOrigin) {
+    api.app.use(
+      '*',
+      cors({
+        origin: deps.siteOrigin,
+        allowHeaders: ['authorization', 'content-type'],
+        allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+        exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
+        credentials: true,
+        maxAge: 600,
+      }),
+    );
+  }
+  api.app.use('*', csrf(deps.trustedOrigins));
+
+  registerAuth(api, {
+    auth: deps.auth,
+    usedLinks: deps.usedLinks,
+    limiter: deps.limiter,
+    rateRules: deps.authRateRules,
+    maxBodyBytes: deps.maxBodyBytes,
+  });
+  registerKeys(api, deps.keys);
+  registerAuthProviders(api, deps.providers);
+  registerPlayground(api, { systemOne: deps.systemOne, usage: deps.usage });
+  registerConsoleModel(api, { engine: deps.engine, modelCardDir: deps.modelCardDir });
+  registerUsage(api, { usage: deps.usage, reporter: deps.reporter });
+  registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies: deps.clearCookies });
+  return api.app;
+}

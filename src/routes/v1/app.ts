@@ -1,0 +1,37 @@
+import { cors } from 'hono/cors';
+import type { UsageRecorder } from '../../domain/usage.ts';
+import type { DecisionEngine } from '../../engines/engine.ts';
+import { type ApiOptions, createApi } from '../../http/api.ts';
+import type { SystemOne } from '../../systemone/serve.ts';
+import { registerModels } from './models/route.ts';
+import { registerSystemOne } from './systemone/route.ts';
+
+export interface V1Deps extends Omit<ApiOptions, 'bodyLimit'> {
+  engine: DecisionEngine;
+  systemOne: SystemOne;
+  usage: UsageRecorder;
+  /** The documentation site's origin, allowed by CORS without credentials. */
+  siteOrigin: string | undefined;
+}
+
+/** The System One API, mounted at /v1: every URL under it needs an API key. */
+export function createV1App(deps: V1Deps) {
+  const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'inference' });
+  if (deps.siteOrigin) {
+    api.app.use(
+      '*',
+      cors({
+        origin: deps.siteOrigin,
+        allowHeaders: ['authorization', 'content-type'],
+        exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
+        credentials: false,
+        maxAge: 600,
+      }),
+    );
+  }
+  registerModels(api, deps.engine);
+  registerSystemOne(api, { systemOne: deps.systemOne, usage: deps.usage });
+  // Any other /v1 URL needs a key too, and has its body bounded, before it is a 404.
+  api.app.use('*', deps.guards.key, deps.bodies.inference);
+  return api.app;
+}
