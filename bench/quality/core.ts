@@ -4,7 +4,13 @@
  * question type, beside the majority-prior and uniform baselines. Tasks used to train the engine
  * (if it says which) are scored on their held-out rows only and reported separately.
  */
-import { baselineMetrics, computeMetrics, type MetricItem, type Metrics, oneHot } from '../../src/domain/metrics.ts';
+import {
+  baselineMetrics,
+  computeMetrics,
+  type MetricItem,
+  type Metrics,
+  oneHot,
+} from '../../src/training/evaluation.ts';
 
 export interface BenchQuestion {
   type: 'noul' | 'choice' | 'score';

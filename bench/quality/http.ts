@@ -4,7 +4,7 @@
  * read as 0.0025 (the middle of [0, 0.005)) and each vector is renormalized, so NLL measures the
  * model rather than the rounding.
  */
-import { fromWire } from '../../src/domain/metrics.ts';
+import { fromWire } from '../../src/training/evaluation.ts';
 import type { AnswerFn, BenchQuestion } from './core.ts';
 
 export type RequestFn = (

@@ -5,8 +5,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../scripts/train/data.ts';
-import { measureEngineLatency } from '../../scripts/train/latency.ts';
+import { REPO_ROOT } from '../../src/training/data.ts';
+import { measureEngineLatency } from '../../src/training/latency.ts';
 
 const report = await measureEngineLatency(undefined, (m) => console.log(m), 50);
 const dir = join(REPO_ROOT, 'bench', 'results');

@@ -8,14 +8,15 @@
  *   the embedded engine (auth, validation, rendering, rounding included).
  * - `--url URL --key KEY`: a running Brier server over HTTP.
  * - `--via direct`: the engine's `answer()` directly (no HTTP).
- * Sets the engine was trained on are scored on their held-out rows only (scripts/train/data.ts
+ * Sets the engine was trained on are scored on their held-out rows only (src/training/data.ts
  * isTestRow) and reported apart from the sets held out of training.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isTestRow, listTasks, loadTask, mulberry32, questionFromRaw, REPO_ROOT } from '../../scripts/train/data.ts';
+import type { WeightsFile } from '../../src/engines/embedded/artifacts.ts';
 import { createEmbeddedEngine, DEFAULT_MODEL_DIR } from '../../src/engines/embedded/index.ts';
+import { isTestRow, listTasks, loadTask, mulberry32, questionFromRaw, REPO_ROOT } from '../../src/training/data.ts';
 import { type AnswerFn, type BenchRow, formatReport, runQualityBench } from './core.ts';
 import { createHttpAnswer, fetchRequest } from './http.ts';
 
@@ -34,7 +35,7 @@ const limit = Number(values.limit);
 
 let trained: string[] = [];
 try {
-  const w = JSON.parse(readFileSync(values['trained-from'] ?? '', 'utf8')) as { trainingSets?: string[] };
+  const w = JSON.parse(readFileSync(values['trained-from'] ?? '', 'utf8')) as Partial<WeightsFile>;
   trained = w.trainingSets ?? [];
 } catch {
   trained = [];

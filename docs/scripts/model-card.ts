@@ -7,45 +7,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LatencyReport } from '../../scripts/train/latency.ts';
-import type { Metrics } from '../../src/domain/metrics.ts';
+import type { MetricsBlock, ReportFile } from '../../src/engines/embedded/artifacts.ts';
 import { code, generatedNote, html, inline, table } from './markdown.ts';
 import { DOCS_DIR, writeFiles } from './openapi.ts';
 
 export const MODEL_DIR = path.resolve(DOCS_DIR, '..', 'models', 'brier-lite');
 const TYPES = ['noul', 'choice', 'score'] as const;
 
-interface Block {
-  model: Metrics;
-  prior?: Metrics;
-  uniform: Metrics;
-  /** ECE a perfectly calibrated model would show by chance at this n (absent in older reports). */
-  eceFloor?: number;
-}
+/** What a metrics table shows of one evaluation: CalDec's have no prior and no chance floor. */
+type Block = Pick<MetricsBlock, 'model' | 'uniform'> & Partial<Pick<MetricsBlock, 'prior' | 'eceFloor'>>;
 
 type ByType = Record<string, Block | undefined>;
 
-export interface Report {
-  seen: ByType;
-  /** Every row of the training tasks, cross-validated with the fold heads (absent in older reports). */
-  seenAllRowsCrossValidated?: ByType;
-  leaveTasksOut: ByType;
-  heldOutTasksShipped: ByType;
-  caldec: ByType;
-  perTask: Record<
-    string,
-    {
-      role: string;
-      licence: string;
-      heldOutRows: Block | null;
-      allRowsCrossValidated?: Block | null;
-      leaveTaskOut: Block;
-    }
-  >;
-  latency?: LatencyReport;
-  /** Reliability bins, when the training script writes them into the report (preferred over the card). */
-  reliability?: Record<string, ReliabilityBin[]>;
-}
+/** report.json (its one type is src/engines/embedded/artifacts.ts `ReportFile`). */
+export type Report = ReportFile;
 
 export interface ReliabilityBin {
   lo: number;
@@ -184,11 +159,8 @@ export function cardSection(card: string, title: string): string | undefined {
 
 export function renderCalibration(report: Report, card: string): string {
   const title = /^# Model card: (\S+)/m.exec(card)?.[1] ?? 'brier-lite';
-  const diagrams =
-    report.reliability && Object.keys(report.reliability).length > 0
-      ? Object.entries(report.reliability).map(([t, bins]) => ({ title: t, bins }))
-      : parseCardDiagrams(card);
-  if (diagrams.length === 0) throw new Error('no reliability bins in report.json or MODEL_CARD.md');
+  const diagrams = parseCardDiagrams(card);
+  if (diagrams.length === 0) throw new Error('no reliability bins in MODEL_CARD.md');
   const limits = cardSection(card, 'What it cannot do (read this before relying on it)');
   const out: string[] = [
     generatedNote('docs/scripts/model-card.ts from models/brier-lite/report.json and MODEL_CARD.md'),

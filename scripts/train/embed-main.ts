@@ -1,6 +1,4 @@
-import { HEAD_TASKS, rowsPerTask } from './config.ts';
-import { listTasks, loadTask } from './data.ts';
-import { embedAll } from './embed.ts';
+/** `npm run train:embed`: only the embedding step of `npm run train` (src/training/embed.ts), into .cache/brier-lite. */
+import { embedTrainingData } from '../../src/training/embed.ts';
 
-const examples = listTasks().flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
-await embedAll(examples, true, (m) => console.log(m));
+await embedTrainingData();

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
 import type { TextEncoder512 } from './pool.ts';
-import { hash32ForTests, seededUnitVectorFromText } from './test-helpers.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
 /** A deterministic stand-in for USE-lite: a seeded unit vector per text; counts what it encodes. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { seededUnitVector } from '../../../test/fixtures/embedded.ts';
 import type { Json } from '../request.ts';
 import {
   buildInput,
@@ -10,7 +11,6 @@ import {
   sentenceLength,
   stateFacts,
 } from './features.ts';
-import { seededUnitVector } from './golden.ts';
 import { DEFAULT_MODEL_DIR } from './index.ts';
 import { loadModel, predict } from './model.ts';
 import { requestTexts } from './texts.ts';

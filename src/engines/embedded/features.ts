@@ -171,20 +171,6 @@ export const DESCRIPTORS = [
 ] as const;
 
 /**
- * The descriptors of how the state relates to the options (indices into DESCRIPTORS): a question
- * whose values lie outside the range the `unseen` calibration was fitted on is in a regime no
- * training task showed (for example options that all closely resemble the state), and gets the
- * uniform answer rather than an extrapolated map. The others are not range-checked: ln k is the
- * question's format (the uniform prior 1/k is exact for any k), and the binary ones carry their
- * own fitted weights.
- */
-export const RANGE_CHECKED_DESCRIPTORS: readonly number[] = [
-  DESCRIPTORS.indexOf('10*sd(cos(s,o))'),
-  DESCRIPTORS.indexOf('10*(top1-top2 cos(s,o))'),
-  DESCRIPTORS.indexOf('10*(mean cos(s,o) - 0.2)'),
-];
-
-/**
  * Question-level descriptors d(q) on which temperature and prior weight depend: how much a
  * question looks like one the encoder has signal for. They do not depend on the logits, so for a
  * given question the calibration map stays monotone in the logits. The mean cosine tells options

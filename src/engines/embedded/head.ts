@@ -4,7 +4,7 @@
  *   logit_k = beta_0 * bil_k + sum_j beta_j * psi_kj
  *
  * where psi are the scalar features of features.ts and bil is a low-rank bilinear score between
- * the state and the option, learned by scripts/train on the permissively licensed training sets:
+ * the state and the option, learned by src/training on the permissively licensed training sets:
  *   noul:   bil = (U's) . (V'o)          o = instruction (+ the true/false descriptions)
  *   choice: bil = (U's) . (V'o_k)        o_k = the option's name and description
  *   score:  bil = (U's) . (V'o_k) + u_k (P's) . (Q'i)    u_k = level position in [-1, 1]
@@ -27,19 +27,6 @@ export interface BilinearWeights {
   score: LowRank & { P: Float32Array; Q: Float32Array };
 }
 
-export function emptyBilinear(rank: number, init?: () => number): BilinearWeights {
-  const m = (): Float32Array => {
-    const a = new Float32Array(EMBEDDING_DIM * rank);
-    if (init) for (let i = 0; i < a.length; i++) a[i] = init();
-    return a;
-  };
-  return {
-    noul: { rank, U: m(), V: m() },
-    choice: { rank, U: m(), V: m() },
-    score: { rank, U: m(), V: m(), P: m(), Q: m() },
-  };
-}
-
 /** out[a] = sum_d v[d] * M[d][a] */
 export function project(M: Float32Array, v: ArrayLike<number>, rank: number, out: Float64Array): Float64Array {
   out.fill(0);
@@ -52,7 +39,7 @@ export function project(M: Float32Array, v: ArrayLike<number>, rank: number, out
   return out;
 }
 
-/** Intermediate values of one bilinear forward pass, kept for the backward pass (scripts/train stage A). */
+/** Intermediate values of one bilinear forward pass, kept for the backward pass (src/training stage A). */
 export interface BilinearTrace {
   bil: Float64Array;
   xs: Float64Array;
@@ -97,56 +84,6 @@ export function bilinearForward(
     for (let k = 0; k < x.k; k++) bil[k] = (bil[k] ?? 0) + levelPosition(k, x.k) * t;
   }
   return { bil, xs, ys, ps, qi };
-}
-
-/**
- * The mean of several heads as one head, per type: each bilinear score is a sum over rank
- * components, so the mean of M heads is the head whose factors are theirs side by side (rank = sum
- * of their ranks), with the state-side factors (U, P) scaled by 1/M. Each type averages its own
- * list of heads.
- */
-export function averageBilinear(byType: Record<QuestionType, readonly BilinearWeights[]>): BilinearWeights {
-  /** The heads' `pick` matrices side by side (EMBEDDING_DIM x rank), each entry times `scale`. */
-  const side = (
-    heads: readonly BilinearWeights[],
-    type: QuestionType,
-    rank: number,
-    pick: (h: BilinearWeights) => Float32Array,
-    scale: number,
-  ): Float32Array => {
-    const out = new Float32Array(EMBEDDING_DIM * rank);
-    for (let d = 0; d < EMBEDDING_DIM; d++) {
-      let offset = d * rank;
-      for (const h of heads) {
-        const m = pick(h);
-        const r = h[type].rank;
-        for (let a = 0; a < r; a++) out[offset + a] = (m[d * r + a] ?? 0) * scale;
-        offset += r;
-      }
-    }
-    return out;
-  };
-  const lowRank = (type: QuestionType): LowRank => {
-    const heads = byType[type];
-    if (heads.length === 0) throw new Error(`averageBilinear: no heads for ${type}`);
-    const rank = heads.reduce((a, h) => a + h[type].rank, 0);
-    return {
-      rank,
-      U: side(heads, type, rank, (h) => h[type].U, 1 / heads.length),
-      V: side(heads, type, rank, (h) => h[type].V, 1),
-    };
-  };
-  const score = lowRank('score');
-  const scoreHeads = byType.score;
-  return {
-    noul: lowRank('noul'),
-    choice: lowRank('choice'),
-    score: {
-      ...score,
-      P: side(scoreHeads, 'score', score.rank, (h) => h.score.P, 1 / scoreHeads.length),
-      Q: side(scoreHeads, 'score', score.rank, (h) => h.score.Q, 1),
-    },
-  };
 }
 
 /** logits_k = beta_0 * bil_k + sum_j beta_{j+1} psi_kj (psi row-major k x d). */

@@ -1,7 +1,7 @@
 /**
  * brier-lite: the embedded default decision engine. Runs anywhere Node runs: no download, no GPU.
  * USE-lite (TF.js WASM) embeds the state, the instructions and the options in worker threads; a
- * small head trained by scripts/train (models/brier-lite) turns them into calibrated
+ * small head trained by src/training (models/brier-lite) turns them into calibrated
  * probabilities. See models/brier-lite/MODEL_CARD.md for what it can and cannot do.
  */
 import { dirname, resolve } from 'node:path';

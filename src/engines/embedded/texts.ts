@@ -4,7 +4,7 @@ import { flattenState } from './flatten.ts';
 /**
  * What the embedded engine encodes for one request. Every string here is embedded once (the
  * engine deduplicates and caches); `null` means "no text", which the head reads as a zero vector.
- * Training (scripts/train) builds its texts with the same functions, so the head sees at inference
+ * Training (src/training) builds its texts with the same functions, so the head sees at inference
  * exactly what it saw in training.
  */
 export interface QuestionTexts {

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type BRow,
-  hardBrier,
-  hindsightCalibration,
-  leaveTasksOut,
-  uniformBrier,
-} from '../../scripts/train/stage-b.ts';
-import { calibrate, resolveCalibration } from '../../src/engines/embedded/calibration.ts';
-import { DESCRIPTORS } from '../../src/engines/embedded/features.ts';
-import { combine } from '../../src/engines/embedded/head.ts';
-import { mulberry32 } from '../../src/lib/seeded.ts';
+import { calibrate, resolveCalibration } from '../engines/embedded/calibration.ts';
+import { DESCRIPTORS } from '../engines/embedded/features.ts';
+import { combine } from '../engines/embedded/head.ts';
+import { mulberry32 } from '../lib/seeded.ts';
+import { type BRow, hardBrier, hindsightCalibration, leaveTasksOut, uniformBrier } from './stage-b.ts';
 
 /**
  * `n` three-option rows of one task: one feature that marks an option, the right one with

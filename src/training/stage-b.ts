@@ -3,19 +3,19 @@
  * by task-balanced softmax regression (L2), then calibration (T, alpha) on held-out predictions.
  */
 
-import { brierScore, oneHot } from '../../src/domain/metrics.ts';
+import type { Hindsight } from '../engines/embedded/artifacts.ts';
+import { type CalibrationModel, calibrate, resolveCalibration } from '../engines/embedded/calibration.ts';
+import { DESCRIPTORS } from '../engines/embedded/features.ts';
+import { combine, softmax } from '../engines/embedded/head.ts';
 import {
   type CalibrationItem,
-  type CalibrationModel,
-  calibrate,
   descriptorSupport,
   fitCalibration,
   fitCalibrationModel,
-  resolveCalibration,
-} from '../../src/engines/embedded/calibration.ts';
-import { DESCRIPTORS, RANGE_CHECKED_DESCRIPTORS } from '../../src/engines/embedded/features.ts';
-import { combine, softmax } from '../../src/engines/embedded/head.ts';
+  RANGE_CHECKED_DESCRIPTORS,
+} from './calibration-fit.ts';
 import { UNSEEN_ECE_WEIGHT } from './config.ts';
+import { brierScore, oneHot } from './evaluation.ts';
 
 export interface BRow {
   task: string;
@@ -68,6 +68,8 @@ export function hardBrier(p: number[], target: number): number {
   return brierScore(p, oneHot(p.length, target));
 }
 
+export type { Hindsight };
+
 export interface HeldOut {
   task: string;
   p: number[];
@@ -77,21 +79,9 @@ export interface HeldOut {
   d: number[];
 }
 
-/** What one (T, alpha) fitted on a left-out task's own labels would have scored. */
-export interface Hindsight {
-  task: string;
-  k: number;
-  temperature: number;
-  alpha: number;
-  /** Mean Brier with that (T, alpha); the uniform answer where it beats uniform by too little (AIC). */
-  brier: number;
-  /** Mean of each descriptor over the task's questions. */
-  meanD: number[];
-}
-
 /**
  * A diagnosis of the leave-tasks-out calibration, never shipped: each left-out task calibrated
- * with hindsight, by one (T, alpha) fitted on its own labels (calibration.ts `fitCalibration`).
+ * with hindsight, by one (T, alpha) fitted on its own labels (calibration-fit.ts `fitCalibration`).
  * Where tasks with similar descriptors need very different (T, alpha), no map from the
  * descriptors can calibrate them all.
  */

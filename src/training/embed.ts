@@ -1,12 +1,14 @@
-/** Embeds every text the training and evaluation sets need into the disk cache (resumable). */
-import { createEmbedder } from '../../src/engines/embedded/embedder.ts';
-import { createEncoderPool } from '../../src/engines/embedded/pool.ts';
-import { requestTexts, textsToEmbed } from '../../src/engines/embedded/texts.ts';
-import { createEncoderTokenizer } from '../../src/engines/embedded/tokenizer.ts';
+/** The embedding step: every text the training and evaluation sets need, into the disk cache (resumable). */
+import { createEmbedder } from '../engines/embedded/embedder.ts';
+import { createEncoderPool } from '../engines/embedded/pool.ts';
+import { requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
+import { createEncoderTokenizer } from '../engines/embedded/tokenizer.ts';
 import { loadCaldec } from './caldec.ts';
-import type { Example } from './data.ts';
+import { HEAD_TASKS, rowsPerTask } from './config.ts';
+import { type Example, listTasks, loadTask } from './data.ts';
 import { openDiskStore } from './store.ts';
 
+/** Embeds the texts of `examples` (and of CalDec, `withCaldec`) that the disk cache does not hold yet. */
 export async function embedAll(examples: Example[], withCaldec: boolean, log: (m: string) => void): Promise<void> {
   const store = openDiskStore();
   const all = new Set<string>();
@@ -32,4 +34,13 @@ export async function embedAll(examples: Example[], withCaldec: boolean, log: (m
   }
   store.flush();
   await encoder.close();
+}
+
+/**
+ * `npm run train:embed`: the texts of every labelled set (as `train` samples them) and of CalDec,
+ * embedded into the disk cache, so that a later `train` starts from cached embeddings.
+ */
+export async function embedTrainingData(log: (line: string) => void = console.log): Promise<void> {
+  const examples = listTasks().flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
+  await embedAll(examples, true, log);
 }

@@ -13,7 +13,7 @@ import {
   oneHot,
   reliability,
   uniform,
-} from './metrics.ts';
+} from './evaluation.ts';
 
 const close = (a: number, b: number, eps = 1e-9): void => assert.ok(Math.abs(a - b) < eps, `${a} != ${b}`);
 

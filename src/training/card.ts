@@ -1,20 +1,18 @@
 /** Writes models/brier-lite/MODEL_CARD.md from measured numbers only, and returns them as JSON. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  baselineMetrics,
-  confidencePairs,
-  eceNoiseFloor,
-  type MetricItem,
-  type Metrics,
-  oneHot,
-  reliability,
-} from '../../src/domain/metrics.ts';
-import type { CalibrationFile } from '../../src/engines/embedded/artifacts.ts';
-import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
-import { DESCRIPTORS, type QuestionType } from '../../src/engines/embedded/features.ts';
-import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
-import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import type {
+  CalibrationFile,
+  Hindsight,
+  LatencyReport,
+  MetricsBlock,
+  ReportFile,
+  TaskReport,
+} from '../engines/embedded/artifacts.ts';
+import { ENCODER_WINDOW } from '../engines/embedded/embedder.ts';
+import { DESCRIPTORS, type QuestionType } from '../engines/embedded/features.ts';
+import { EMBEDDED_LIMITS, EMBEDDED_MODEL_ALIAS, EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
 import {
   CROSS_FIT_FOLDS,
   HEAD_ROWS_PER_TASK,
@@ -26,8 +24,15 @@ import {
   STAGE_A_SEEDS,
 } from './config.ts';
 import type { Example } from './data.ts';
-import type { LatencyReport } from './latency.ts';
-import type { Hindsight } from './stage-b.ts';
+import {
+  baselineMetrics,
+  confidencePairs,
+  eceNoiseFloor,
+  type MetricItem,
+  type Metrics,
+  oneHot,
+  reliability,
+} from './evaluation.ts';
 
 interface CardInput {
   outDir: string;
@@ -48,21 +53,20 @@ interface CardInput {
   seconds: number;
 }
 
-interface Block {
-  model: Metrics;
-  prior: Metrics;
-  uniform: Metrics;
-  /** The ECE a perfectly calibrated model would show by chance at the model's confidences and n. */
-  eceFloor: number;
-}
+type Block = MetricsBlock;
 
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
+
+/** One value per question type, computed in TYPES order. */
+function byType<T>(f: (type: QuestionType) => T): Record<QuestionType, T> {
+  return { noul: f('noul'), choice: f('choice'), score: f('score') };
+}
 
 function f(x: number | null, d = 3): string {
   return x === null ? '-' : x.toFixed(d);
 }
 
-export function writeCard(c: CardInput): Record<string, unknown> {
+export function writeCard(c: CardInput): ReportFile {
   const block = (items: { task: string; type: QuestionType; p: number[]; target: number }[]): Block => {
     const byTask = new Map<string, number[][]>();
     for (const s of items) {
@@ -82,8 +86,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
   };
   const seenRows = c.scored.filter((s) => HEAD_TASKS.has(s.task));
   const heldTasksShipped = c.scored.filter((s) => !HEAD_TASKS.has(s.task));
-  const perType = (items: typeof c.scored | typeof c.lotoHeldOut): Record<string, Block> =>
-    Object.fromEntries(TYPES.map((t) => [t, block(items.filter((s) => s.type === t))]));
+  const perType = (items: typeof c.scored | typeof c.lotoHeldOut): Record<QuestionType, Block> =>
+    byType((t) => block(items.filter((s) => s.type === t)));
   const seen = perType(c.seenCross);
   const seenAll = perType(c.seenCrossAll);
   const loto = perType(c.lotoHeldOut);
@@ -98,8 +102,8 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     }))
     .sort((a, b) => a.ece - b.ece)[0];
   const tasks = [...new Set(c.examples.map((e) => e.task))].sort();
-  const perTask = Object.fromEntries(
-    tasks.map((t) => {
+  const perTask: Record<string, TaskReport> = Object.fromEntries(
+    tasks.map((t): [string, TaskReport] => {
       const head = HEAD_TASKS.has(t);
       return [
         t,
@@ -114,16 +118,14 @@ export function writeCard(c: CardInput): Record<string, unknown> {
       ];
     }),
   );
-  const caldec = Object.fromEntries(
-    TYPES.map((t) => {
-      const items = c.caldecItems.filter((x) => x.type === t);
-      const model = c.computeMetrics(items.map((x) => ({ p: x.p, t: x.t, ordinal: t === 'score' })));
-      const unif = c.computeMetrics(
-        items.map((x) => ({ p: x.t.map(() => 1 / x.t.length), t: x.t, ordinal: t === 'score' })),
-      );
-      return [t, { model, uniform: unif }];
-    }),
-  );
+  const caldec = byType((t) => {
+    const items = c.caldecItems.filter((x) => x.type === t);
+    const model = c.computeMetrics(items.map((x) => ({ p: x.p, t: x.t, ordinal: t === 'score' })));
+    const unif = c.computeMetrics(
+      items.map((x) => ({ p: x.t.map(() => 1 / x.t.length), t: x.t, ordinal: t === 'score' })),
+    );
+    return { model, uniform: unif };
+  });
   const familyCheck = {
     seenRowsDetectedSeen: seenRows.filter((s) => s.family === 'seen').length / Math.max(1, seenRows.length),
     heldOutTasksDetectedUnseen:
@@ -298,7 +300,7 @@ export function writeCard(c: CardInput): Record<string, unknown> {
     '| type | n | accuracy (model / uniform) | Brier (model / uniform) | NLL (model / uniform) | ECE | score MAE (model / uniform) |',
     '|---|---|---|---|---|---|---|',
     ...TYPES.map((t) => {
-      const b = caldec[t] as { model: Metrics; uniform: Metrics };
+      const b = caldec[t];
       return `| ${t} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.uniform.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} | ${f(b.model.scoreMae)} / ${f(b.uniform.scoreMae)} |`;
     }),
     '',

@@ -2,8 +2,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DecisionOption, DecisionQuestion, DecisionRequest, Json } from '../../src/engines/request.ts';
-import { hash32, mulberry32 } from '../../src/lib/seeded.ts';
+import type { DecisionOption, DecisionQuestion, DecisionRequest, Json } from '../engines/request.ts';
+import { hash32, mulberry32 } from '../lib/seeded.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SHARED_DATA = resolve(REPO_ROOT, '..', 'shared', 'data');

@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CalibrationFile, LatencyReport, WeightsFile } from '../../src/engines/embedded/artifacts.ts';
-import { createEmbeddedEngine } from '../../src/engines/embedded/index.ts';
-import { createEncoderTokenizer } from '../../src/engines/embedded/tokenizer.ts';
-import type { DecisionRequest } from '../../src/engines/request.ts';
+import type { CalibrationFile, LatencyReport, WeightsFile } from '../engines/embedded/artifacts.ts';
+import { createEmbeddedEngine } from '../engines/embedded/index.ts';
+import { createEncoderTokenizer } from '../engines/embedded/tokenizer.ts';
+import type { DecisionRequest } from '../engines/request.ts';
 
 export type { LatencyReport };
 

@@ -1,6 +1,6 @@
 /**
- * Quality metrics for probability answers, used by the quality bench, the training pipeline and
- * the model card. One convention everywhere:
+ * Evaluation of probability answers: the metrics used by the quality bench (bench/quality), the
+ * training pipeline, the calibration fit and the model card. One convention everywhere:
  *
  * - Brier: the CalDec convention, sum over options of (p - t)^2 DIVIDED BY THE NUMBER OF OPTIONS
  *   (so a noul answer of [0.5, 0.5] scores 0.25 whatever the label). Note this is the multi-class
@@ -15,6 +15,7 @@
  * Targets are distributions (a hard label is one-hot).
  */
 
+import type { Metrics } from '../engines/embedded/artifacts.ts';
 import { argmax } from '../lib/argmax.ts';
 import { mulberry32 } from '../lib/seeded.ts';
 import { round2 } from '../systemone/answers.ts';
@@ -26,17 +27,8 @@ export interface MetricItem {
   ordinal?: boolean;
 }
 
-export interface Metrics {
-  n: number;
-  /** Items with a unique-maximum target (accuracy and ECE are over these). */
-  nHard: number;
-  accuracy: number;
-  brier: number;
-  nll: number;
-  ece: number;
-  /** null when no score items. */
-  scoreMae: number | null;
-}
+/** What computeMetrics returns (defined with the artifact files, as report.json stores it). */
+export type { Metrics };
 
 function uniqueMax(t: readonly number[]): number | null {
   const m = argmax(t);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { batchGradient, namedMatrices, type Row, rowsFrom } from '../../scripts/train/stage-a.ts';
-import type { QuestionInput, QuestionType } from '../../src/engines/embedded/features.ts';
-import { seededUnitVector } from '../../src/engines/embedded/golden.ts';
-import { emptyBilinear } from '../../src/engines/embedded/head.ts';
-import { mulberry32 } from '../../src/lib/seeded.ts';
+import type { QuestionInput, QuestionType } from '../engines/embedded/features.ts';
+import { mulberry32 } from '../lib/seeded.ts';
+import { emptyBilinear } from './bilinear.ts';
+import { seededUnitVector } from './golden.ts';
+import { batchGradient, namedMatrices, type Row, rowsFrom } from './stage-a.ts';
 
 const RANK = 4;
 

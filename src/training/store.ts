@@ -1,8 +1,8 @@
 /** Embeddings cached on disk under .cache/brier-lite (git-ignored): texts.jsonl + vectors.f32, same order. */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENCODER_WINDOW } from '../../src/engines/embedded/embedder.ts';
-import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import { ENCODER_WINDOW } from '../engines/embedded/embedder.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
 import { REPO_ROOT } from './data.ts';
 
 export interface DiskStore {

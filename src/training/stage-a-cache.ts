@@ -7,11 +7,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeFloats } from '../../src/engines/embedded/artifacts.ts';
-import { type QuestionType, SCALAR_FEATURES } from '../../src/engines/embedded/features.ts';
-import { averageBilinear, type BilinearWeights, bilinearForward } from '../../src/engines/embedded/head.ts';
-import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
-import { encodeFloats } from '../../src/training/artifact.ts';
+import { decodeFloats } from '../engines/embedded/artifacts.ts';
+import { type QuestionType, SCALAR_FEATURES } from '../engines/embedded/features.ts';
+import { type BilinearWeights, bilinearForward } from '../engines/embedded/head.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
+import { encodeFloats } from './artifact.ts';
+import { averageBilinear } from './bilinear.ts';
 import { HEAD_TASKS, SEEN_FOLDS, STAGE_A } from './config.ts';
 import { type Example, hash32, REPO_ROOT } from './data.ts';
 import { type Row, type StageAOptions, type StageAResult, trainStageA } from './stage-a.ts';

@@ -3,9 +3,9 @@
  * the tests recompute them from the committed artifact, so code and artifact cannot drift apart.
  */
 
-import { mulberry32 as rng } from '../../lib/seeded.ts';
-import type { QuestionInput, QuestionType } from './features.ts';
-import { EMBEDDING_DIM } from './pool.ts';
+import type { QuestionInput, QuestionType } from '../engines/embedded/features.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
+import { mulberry32 as rng } from '../lib/seeded.ts';
 
 /** A deterministic unit vector for a seed. */
 export function seededUnitVector(seed: number): Float32Array {

@@ -3,16 +3,11 @@
  * beta_0 fixed at 1) by task-balanced softmax cross-entropy with Adam and weight decay.
  * Minibatches hold rows of one task, so option projections are computed once per batch.
  */
-import type { QuestionInput, QuestionType } from '../../src/engines/embedded/features.ts';
-import { levelPosition, SCALAR_FEATURES, scalarFeatures } from '../../src/engines/embedded/features.ts';
-import {
-  type BilinearWeights,
-  bilinearForward,
-  combine,
-  emptyBilinear,
-  softmax,
-} from '../../src/engines/embedded/head.ts';
-import { EMBEDDING_DIM } from '../../src/engines/embedded/pool.ts';
+import type { QuestionInput, QuestionType } from '../engines/embedded/features.ts';
+import { levelPosition, SCALAR_FEATURES, scalarFeatures } from '../engines/embedded/features.ts';
+import { type BilinearWeights, bilinearForward, combine, softmax } from '../engines/embedded/head.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
+import { emptyBilinear } from './bilinear.ts';
 import { mulberry32 } from './data.ts';
 
 export interface Row {

@@ -1,7 +1,7 @@
 /** The CalDec validation split as engine requests with soft targets (out-of-distribution check). */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DecisionRequest, Json } from '../../src/engines/request.ts';
+import type { DecisionRequest, Json } from '../engines/request.ts';
 import { questionFromRaw, SHARED_DATA } from './data.ts';
 
 export interface CaldecCase {
