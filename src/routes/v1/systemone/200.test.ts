@@ -1,6 +1,44 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Transaction } from 'kysely';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+import type { Db } from '../../../db/open.ts';
+import type { Database } from '../../../db/schema.ts';
+
+/**
+ * Holds every transaction on `db` (the usage recorder writes in one) until release(); reads and
+ * single statements go through. held() counts the transactions that waited.
+ */
+function holdTransactions(db: Db) {
+  const real = db.kysely;
+  let release = () => {};
+  const open = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held = 0;
+  db.kysely = new Proxy(real, {
+    get(target, prop) {
+      if (prop !== 'transaction') {
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return () => ({
+        execute: async <T>(fn: (tx: Transaction<Database>) => Promise<T>) => {
+          held += 1;
+          await open;
+          return target.transaction().execute(fn);
+        },
+      });
+    },
+  });
+  return {
+    held: () => held,
+    release: () => {
+      release();
+      db.kysely = real;
+    },
+  };
+}
 
 describe('POST /v1/systemone 200', () => {
   let t: TestApp;
@@ -100,19 +138,35 @@ describe('POST /v1/systemone 200', () => {
     assert.equal(Object.keys(body.answers.s.probabilities).length, 10);
   });
 
-  test('usage is metered per request, off the hot path', async () => {
-    await t.req('/v1/systemone', { body: { state: 'metered', questions } });
-    await t.usage.flush();
-    const rows = await t.db.kysely.selectFrom('usage_event').selectAll().where('key_id', '=', t.keyId).execute();
+  test('usage is metered per request, off the hot path', { timeout: 20_000 }, async (ctx) => {
+    // An app of its own, with every usage write held until the response has arrived: a meter that
+    // wrote inline would wait for it forever (this test then times out), and one that wrote before
+    // answering would leave a row behind by then.
+    const own = await makeTestApp();
+    const writes = holdTransactions(own.db);
+    ctx.after(async () => {
+      writes.release();
+      await own.close();
+    });
+    const res = await own.req('/v1/systemone', { body: { state: 'metered', questions } });
+    assert.equal(res.status, 200);
+    const early = await own.db.kysely.selectFrom('usage_event').select('id').execute();
+    assert.deepEqual(early, [], 'no usage row is written before the response');
+    const flushed = own.usage.flush();
+    assert.ok(writes.held() >= 1, 'the usage write waits on the held transaction');
+    writes.release();
+    await flushed;
+
+    const rows = await own.db.kysely.selectFrom('usage_event').selectAll().where('key_id', '=', own.keyId).execute();
     assert.ok(rows.length >= 1);
     const last = rows.at(-1);
     assert.equal(last?.status, 200);
     assert.equal(last?.questions, 3);
     assert.ok(Number(last?.input_tokens) > 0);
-    const key = await t.db.kysely
+    const key = await own.db.kysely
       .selectFrom('api_key')
       .select('last_used_at')
-      .where('id', '=', t.keyId)
+      .where('id', '=', own.keyId)
       .executeTakeFirst();
     assert.ok(Number(key?.last_used_at) > 0);
   });
