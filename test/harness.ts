@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +11,7 @@ import { createFakeEngine } from '../src/engines/fake/fake-engine.ts';
 import type { Mailer, MailMessage } from '../src/mail/mailer.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { createServices, type ServiceOptions } from '../src/services.ts';
+import { createAppClient } from './fixtures/app-client.ts';
 
 export type DbKind = 'sqlite' | 'postgres';
 
@@ -137,3 +139,25 @@ export function captureMailer(): { mailer: Mailer; outbox: MailMessage[] } {
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
+
+let clients = 0;
+
+/**
+ * A cookie-keeping client over `t.app.request` (test/fixtures/app-client.ts) signed in as a new,
+ * verified user: it signs up, opens the emailed verification link and signs in, as a person does.
+ * Each client comes from an address of its own, so that many of them stay under the sign-up limits.
+ */
+export async function signedInClient(t: TestApp, email = `user-${randomBytes(4).toString('hex')}@example.com`) {
+  clients += 1;
+  const client = createAppClient(t.app, `198.51.100.${clients % 250}`);
+  const password = 'correct-horse-battery';
+  assert.equal((await client.request('/control/v1/auth/sign-up/email', { body: { email, password } })).status, 200);
+  const link = t.outbox.find((m) => m.to === email)?.link;
+  assert.ok(link, 'a verification link was sent');
+  await client.request(link);
+  assert.equal((await client.request('/control/v1/auth/sign-in/email', { body: { email, password } })).status, 200);
+  const user = await t.db.kysely.selectFrom('user').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+  return { ...client, email, password, userId: user.id };
+}
+
+export type SignedInClient = Awaited<ReturnType<typeof signedInClient>>;

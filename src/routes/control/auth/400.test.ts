@@ -63,3 +63,32 @@ describe('/control/v1/auth 400 (free-text fields past their limits)', () => {
     assert.ok((AUTH_FIELD_LIMITS.email ?? 0) >= 254 && (AUTH_FIELD_LIMITS.name ?? 0) >= 64);
   });
 });
+
+describe('/control/v1/auth 400 (a verification link works once)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await makeTestApp();
+  });
+  after(() => t.close());
+
+  test('opening the link again is refused, and the marker it leaves holds no token', async () => {
+    const email = 'once@example.com';
+    const signUp = await t.req('/control/v1/auth/sign-up/email', {
+      body: { email, password: 'correct-horse-battery' },
+      headers: { authorization: '' },
+    });
+    assert.equal(signUp.status, 200);
+    const link = t.outbox.find((m) => m.to === email)?.link ?? '';
+    assert.ok([200, 302].includes((await t.req(link, { headers: { authorization: '' } })).status));
+    const again = await t.req(link, { headers: { authorization: '' } });
+    assert.equal(again.status, 400);
+    assert.equal(
+      (await again.json()).message,
+      'this verification link was already used; sign in, or ask for a new link',
+    );
+    const token = new URL(link).searchParams.get('token') ?? '';
+    const rows = await t.db.kysely.selectFrom('verification').select(['identifier', 'value']).execute();
+    assert.ok(rows.some((r) => r.identifier.startsWith('brier-used-verify:')));
+    assert.ok(!JSON.stringify(rows).includes(token));
+  });
+});

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createAppClient } from '../../../../test/fixtures/app-client.ts';
-import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+import { makeTestApp, signedInClient, type TestApp } from '../../../../test/harness.ts';
 
 describe('control plane 413 (bodies over BRIER_CONTROL_MAX_BODY_BYTES)', () => {
   let t: TestApp;
@@ -30,27 +29,14 @@ describe('control plane 413 (bodies over BRIER_CONTROL_MAX_BODY_BYTES)', () => {
     await tooLarge(await t.req('/control/v1/auth/sign-in/email', { body, headers: { authorization: '' } }));
   });
 
-  /** A verified, signed-in console session over app.request. */
-  async function signedIn() {
-    const client = createAppClient(t.app);
-    const email = `big-${Date.now()}@example.com`;
-    const password = 'correct-horse-battery';
-    assert.equal((await client.request('/control/v1/auth/sign-up/email', { body: { email, password } })).status, 200);
-    const link = t.outbox.find((m) => m.to === email)?.link;
-    assert.ok(link, 'a verification link was sent');
-    await client.request(link);
-    assert.equal((await client.request('/control/v1/auth/sign-in/email', { body: { email, password } })).status, 200);
-    return client;
-  }
-
   test('with a session, key creation is refused by size before the name is parsed', async () => {
-    const client = await signedIn();
+    const client = await signedInClient(t);
     await tooLarge(await client.request('/control/v1/keys', { body: { name: 'k'.repeat(20_000) } }));
     assert.equal((await client.request('/control/v1/keys', { body: { name: 'fits' } })).status, 201);
   });
 
   test('the playground takes inference-sized bodies, past the control-plane limit', async () => {
-    const client = await signedIn();
+    const client = await signedInClient(t);
     const res = await client.request('/control/v1/playground/systemone', {
       body: { state: 's'.repeat(20_000), questions: { q: { type: 'noul' } } },
     });

@@ -22,9 +22,4 @@ describe('GET /v1/models', () => {
     assert.equal(m.input_limit, t.engine.limits.inputTokens);
     assert.equal(typeof m.description, 'string');
   });
-
-  test('403 without a key, 401 with a bad one', async () => {
-    assert.equal((await t.req('/v1/models', { headers: { authorization: '' } })).status, 403);
-    assert.equal((await t.req('/v1/models', { headers: { authorization: 'Bearer brier_sk_x' } })).status, 401);
-  });
 });
