@@ -1,26 +1,18 @@
-import type { Auth } from './auth/create-auth.ts';
 import type { Db } from './db/open.ts';
-import type { AccountDeletion } from './domain/account-deletion.ts';
-import type { AccountService } from './domain/accounts.ts';
 import type { KeyService } from './domain/keys.ts';
 import type { UsageRecorder } from './domain/usage.ts';
-import type { UsageReporter } from './domain/usage-report.ts';
-import type { UsedLinks } from './domain/verification-links.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createOpenApiApp } from './http/api.ts';
 import { handleErrors, notFound } from './http/errors.ts';
 import { createGuards } from './http/middleware/auth.ts';
 import { bodyGuard, connectionHygiene } from './http/middleware/body-guard.ts';
-import type { AuthRateRule, LimiterFactory } from './http/middleware/rate-limit.ts';
 import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
 import { requestMetrics } from './http/middleware/request-metrics.ts';
-import { sessionCookies } from './http/session-cookies.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { registerConsole } from './routes/console/route.ts';
-import { createControlApp } from './routes/control/app.ts';
-import type { SignInProvider } from './routes/control/auth-providers/route.ts';
+import { type ControlAppDeps, createControlApp } from './routes/control/app.ts';
 import { registerDocs } from './routes/docs/route.ts';
 import { registerHealthz } from './routes/healthz/route.ts';
 import { registerMetrics } from './routes/metrics/route.ts';
@@ -46,26 +38,25 @@ export interface AppDeps {
   metrics?: { metrics: Metrics; token: string | undefined } | undefined;
 }
 
-/** The control plane (/control/v1): accounts, sessions, keys, usage. */
-export interface ControlDeps {
-  auth: Auth;
-  accounts: AccountService;
-  reporter: UsageReporter;
-  deletion: AccountDeletion;
-  usedLinks: UsedLinks;
-  limiter: LimiterFactory;
-  authRateRules?: Record<string, AuthRateRule> | undefined;
-  /** This server's public URL (cookies are Secure when it is https). */
-  publicUrl: string;
-  /** Third-party sign-in providers, as the console's sign-in page offers them. */
-  providers?: SignInProvider[] | undefined;
-  /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
-  modelCardDir?: string | undefined;
+/** The control plane's own dependencies (the rest it shares with /v1), and where the console and docs builds are. */
+export type ControlDeps = Pick<
+  ControlAppDeps,
+  | 'auth'
+  | 'accounts'
+  | 'reporter'
+  | 'deletion'
+  | 'usedLinks'
+  | 'limiter'
+  | 'authRateRules'
+  | 'publicUrl'
+  | 'providers'
+  | 'modelCardDir'
+> & {
   /** The built web console (default dist/console); served at /console. */
   consoleDir?: string | undefined;
   /** Built documentation site; default dist/docs. */
   docsDir?: string | undefined;
-}
+};
 
 /**
  * Builds the whole HTTP surface from its dependencies; no side effects beyond routing. Around every
@@ -86,7 +77,6 @@ export function buildApp(deps: AppDeps) {
     inference: bodyGuard({ maxBytes: deps.maxBodyBytes, maxDepth: MAX_JSON_DEPTH }),
     control: bodyGuard({ maxBytes: deps.controlMaxBodyBytes, maxDepth: MAX_JSON_DEPTH }),
   };
-  const cookies = sessionCookies(control.publicUrl);
   const common = { guards, bodies, engine: deps.engine, systemOne: deps.systemOne, usage: deps.usage };
 
   registerHealthz(app, deps.engine, deps.db);
@@ -99,16 +89,12 @@ export function buildApp(deps: AppDeps) {
       ...control,
       keys: deps.keys,
       maxBodyBytes: deps.controlMaxBodyBytes,
-      trustedOrigins: [new URL(control.publicUrl).origin, ...(deps.siteOrigin ? [deps.siteOrigin] : [])],
       siteOrigin: deps.siteOrigin,
-      clearCookies: cookies.clear,
-      providers: control.providers ?? [],
-      modelCardDir: control.modelCardDir,
     }),
   );
   registerConsole(app, { dir: control.consoleDir });
   registerDocs(app, { dir: control.docsDir });
-  registerOpenApi(app, { sessionCookie: cookies.token });
+  registerOpenApi(app, { publicUrl: control.publicUrl });
 
   app.notFound(notFound);
   app.onError(handleErrors(deps.logger));

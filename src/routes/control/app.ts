@@ -10,6 +10,7 @@ import type { DecisionEngine } from '../../engines/engine.ts';
 import { type ApiOptions, createApi } from '../../http/api.ts';
 import { csrf } from '../../http/middleware/csrf.ts';
 import type { AuthRateRule, LimiterFactory } from '../../http/middleware/rate-limit.ts';
+import { sessionCookies } from '../../http/session-cookies.ts';
 import type { SystemOne } from '../../systemone/serve.ts';
 import { registerAccount } from './account/route.ts';
 import { registerAuth } from './auth/route.ts';
@@ -19,7 +20,7 @@ import { registerConsoleModel } from './model/route.ts';
 import { registerPlayground } from './playground/route.ts';
 import { registerUsage } from './usage/route.ts';
 
-export interface ControlDeps extends Omit<ApiOptions, 'bodyLimit'> {
+export interface ControlAppDeps extends Omit<ApiOptions, 'bodyLimit'> {
   auth: Auth;
   accounts: AccountService;
   keys: KeyService;
@@ -33,20 +34,18 @@ export interface ControlDeps extends Omit<ApiOptions, 'bodyLimit'> {
   authRateRules?: Record<string, AuthRateRule> | undefined;
   /** BRIER_CONTROL_MAX_BODY_BYTES. */
   maxBodyBytes: number;
-  /** Origins a cookie-carrying mutation may come from: this server's and the documentation site's. */
-  trustedOrigins: string[];
-  /** The documentation site's origin, allowed by CORS with credentials (its console sends the cookie). */
+  /** This server's public URL: its origin is trusted for cookie-carrying mutations; https makes cookies Secure. */
+  publicUrl: string;
+  /** The documentation site's origin: trusted too, and allowed by CORS with credentials (its console sends the cookie). */
   siteOrigin: string | undefined;
-  /** Set-Cookie values that clear the session cookies. */
-  clearCookies: string[];
   /** Third-party sign-in providers, as the console's sign-in page offers them. */
-  providers: SignInProvider[];
+  providers?: SignInProvider[] | undefined;
   /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
-  modelCardDir: string | undefined;
+  modelCardDir?: string | undefined;
 }
 
 /** The control plane, mounted at /control/v1: accounts, sessions, keys, usage, the console's playground and model page. */
-export function createControlApp(deps: ControlDeps) {
+export function createControlApp(deps: ControlAppDeps) {
   const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'control' });
   if (deps.siteOrigin) {
     api.app.use(
@@ -61,7 +60,7 @@ export function createControlApp(deps: ControlDeps) {
       }),
     );
   }
-  api.app.use('*', csrf(deps.trustedOrigins));
+  api.app.use('*', csrf([new URL(deps.publicUrl).origin, ...(deps.siteOrigin ? [deps.siteOrigin] : [])]));
 
   registerAuth(api, {
     auth: deps.auth,
@@ -71,10 +70,11 @@ export function createControlApp(deps: ControlDeps) {
     maxBodyBytes: deps.maxBodyBytes,
   });
   registerKeys(api, deps.keys);
-  registerAuthProviders(api, deps.providers);
+  registerAuthProviders(api, deps.providers ?? []);
   registerPlayground(api, { systemOne: deps.systemOne, usage: deps.usage });
   registerConsoleModel(api, { engine: deps.engine, modelCardDir: deps.modelCardDir });
   registerUsage(api, { usage: deps.usage, reporter: deps.reporter });
-  registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies: deps.clearCookies });
+  const clearCookies = sessionCookies(deps.publicUrl).clear;
+  registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });
   return api.app;
 }

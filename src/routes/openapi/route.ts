@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.ts';
+import { sessionCookies } from '../../http/session-cookies.ts';
 
 /**
  * GET /openapi.json: the OpenAPI 3.1 document of every route registered on `app` (sub-apps included,
  * once mounted), generated from the zod schemas that validate, with the two security schemes the
  * routes' `auth` declarations name.
  */
-export function registerOpenApi(app: OpenAPIHono<AppEnv>, deps: { sessionCookie: string }): void {
+export function registerOpenApi(app: OpenAPIHono<AppEnv>, deps: { publicUrl: string }): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -15,7 +16,7 @@ export function registerOpenApi(app: OpenAPIHono<AppEnv>, deps: { sessionCookie:
   app.openAPIRegistry.registerComponent('securitySchemes', 'session', {
     type: 'apiKey',
     in: 'cookie',
-    name: deps.sessionCookie,
+    name: sessionCookies(deps.publicUrl).token,
     description: 'The console session, set by /control/v1/auth/sign-in/* (HttpOnly, SameSite=Lax)',
   });
   app.doc31('/openapi.json', {

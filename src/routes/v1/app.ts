@@ -6,7 +6,7 @@ import type { SystemOne } from '../../systemone/serve.ts';
 import { registerModels } from './models/route.ts';
 import { registerSystemOne } from './systemone/route.ts';
 
-export interface V1Deps extends Omit<ApiOptions, 'bodyLimit'> {
+export interface V1AppDeps extends Omit<ApiOptions, 'bodyLimit'> {
   engine: DecisionEngine;
   systemOne: SystemOne;
   usage: UsageRecorder;
@@ -15,7 +15,7 @@ export interface V1Deps extends Omit<ApiOptions, 'bodyLimit'> {
 }
 
 /** The System One API, mounted at /v1: every URL under it needs an API key. */
-export function createV1App(deps: V1Deps) {
+export function createV1App(deps: V1AppDeps) {
   const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'inference' });
   if (deps.siteOrigin) {
     api.app.use(
