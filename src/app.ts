@@ -14,7 +14,7 @@ import type { Metrics } from './observability/metrics.ts';
 import { registerConsole } from './routes/console/route.ts';
 import { type ControlAppDeps, createControlApp } from './routes/control/app.ts';
 import { registerDocs } from './routes/docs/route.ts';
-import { registerHealthz } from './routes/healthz/route.ts';
+import { type HealthProbes, registerHealthz } from './routes/healthz/route.ts';
 import { registerMetrics } from './routes/metrics/route.ts';
 import { registerOpenApi } from './routes/openapi/route.ts';
 import { createV1App } from './routes/v1/app.ts';
@@ -36,6 +36,8 @@ export interface AppDeps {
   control: ControlDeps;
   /** Prometheus metrics: the request middleware and GET /metrics (absent: neither). */
   metrics?: { metrics: Metrics; token: string | undefined } | undefined;
+  /** What /healthz reports besides the engine and the database (rate-limit store, workers). */
+  health?: HealthProbes | undefined;
 }
 
 /** The control plane's own dependencies (the rest it shares with /v1), and where the console and docs builds are. */
@@ -79,7 +81,7 @@ export function buildApp(deps: AppDeps) {
   };
   const common = { guards, bodies, engine: deps.engine, systemOne: deps.systemOne, usage: deps.usage };
 
-  registerHealthz(app, deps.engine, deps.db);
+  registerHealthz(app, deps.engine, deps.db, deps.health);
   if (deps.metrics) registerMetrics(app, deps.metrics);
   app.route('/v1', createV1App({ ...common, siteOrigin: deps.siteOrigin }));
   app.route(

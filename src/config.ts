@@ -55,6 +55,12 @@ const Env = z.object({
   BRIER_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(4096),
   BRIER_METRICS: z.enum(['on', 'off']).default('on'),
   BRIER_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  BRIER_ROLE: z.enum(['gateway', 'worker']).default('gateway'),
+  BRIER_WORKERS: z.string().min(1).optional(),
+  BRIER_WORKER_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  BRIER_WORKER_HEALTH_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  BRIER_USAGE_BUFFER_MAX: z.coerce.number().int().min(100).default(100_000),
+  BRIER_DB_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
 });
 
 /** A third-party sign-in provider's client credentials. */
@@ -114,7 +120,22 @@ export interface Config {
   metricsEnabled: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** gateway: the public API (with a local engine or BRIER_WORKERS); worker: inference only, for gateways. */
+  role: 'gateway' | 'worker';
+  /** Inference backends a gateway spreads requests over (BRIER_WORKERS); empty: a local engine. */
+  workers: string[];
+  /** The credential between gateways and workers (never logged). */
+  workerToken: string | undefined;
+  /** How often a gateway probes each worker's health (ms). */
+  workerHealthMs: number;
+  /** Most usage events buffered in memory while the database cannot take them; past it the oldest are dropped (counted). */
+  usageBufferMax: number;
+  /** PostgreSQL: longest wait for a connection and for one query (ms), so that a slow database gives 503s, not hangs. */
+  dbTimeoutMs: number;
 }
+
+/** A worker URL: http(s):// (a Brier worker), openai+http(s):// (vLLM, SGLang, llama.cpp server) or systemone+http(s)://. */
+const WORKER_URL = /^(openai\+|systemone\+)?https?:\/\/[^\s,]+$/;
 
 function pair(what: string, id: string | undefined, secret: string | undefined): OAuthClient | undefined {
   if (id === undefined && secret === undefined) return undefined;
@@ -141,6 +162,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (e.RATE_LIMIT_STORE === 'postgres' && !e.DATABASE_URL?.startsWith('postgres')) {
     throw new Error('invalid configuration:\n  RATE_LIMIT_STORE=postgres needs a postgres:// DATABASE_URL');
+  }
+  const workers = (e.BRIER_WORKERS ?? '')
+    .split(',')
+    .map((w) => w.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  const badWorker = workers.find((w) => !WORKER_URL.test(w));
+  if (badWorker !== undefined) {
+    throw new Error(
+      `invalid configuration:\n  BRIER_WORKERS: ${JSON.stringify(badWorker.slice(0, 80))} is not http(s)://, openai+http(s):// or systemone+http(s)://`,
+    );
+  }
+  if (e.BRIER_ROLE === 'worker' && !e.BRIER_WORKER_TOKEN) {
+    throw new Error('invalid configuration:\n  BRIER_WORKER_TOKEN: required with BRIER_ROLE=worker');
+  }
+  if (e.BRIER_ROLE === 'worker' && workers.length > 0) {
+    throw new Error(
+      'invalid configuration:\n  BRIER_WORKERS: a worker answers with its own engine; set it on gateways',
+    );
+  }
+  if (workers.some((w) => /^https?:/.test(w)) && !e.BRIER_WORKER_TOKEN) {
+    throw new Error('invalid configuration:\n  BRIER_WORKER_TOKEN: required when BRIER_WORKERS lists Brier workers');
+  }
+  if (workers.length > 0 && e.BRIER_MODEL) {
+    throw new Error(
+      'invalid configuration:\n  BRIER_MODEL: unset it when BRIER_WORKERS is set (the workers serve the model)',
+    );
   }
   return {
     port: e.PORT,
@@ -181,5 +228,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     answerCacheEntries: e.BRIER_ANSWER_CACHE_ENTRIES,
     metricsEnabled: e.BRIER_METRICS === 'on',
     metricsToken: e.BRIER_METRICS_TOKEN,
+    role: e.BRIER_ROLE,
+    workers,
+    workerToken: e.BRIER_WORKER_TOKEN,
+    workerHealthMs: e.BRIER_WORKER_HEALTH_MS,
+    usageBufferMax: e.BRIER_USAGE_BUFFER_MAX,
+    dbTimeoutMs: e.BRIER_DB_TIMEOUT_MS,
   };
 }

@@ -1,33 +1,82 @@
 /**
- * The server entry point and the only module with side effects:
- * config -> logger -> database (migrated) -> engine (loading in the background) -> app -> serve.
+ * The server entry point and the only module with side effects. A gateway (the default role):
+ * config -> logger -> database (migrated) -> engine (local, or the BRIER_WORKERS pool; loading in the
+ * background) -> app -> serve. A worker (BRIER_ROLE=worker): config -> logger -> engine -> the
+ * internal inference app -> serve; no database.
  */
 import { serve } from '@hono/node-server';
 import { loadConfig } from './config.ts';
 import { migrate } from './db/migrate.ts';
 import { openDb } from './db/open.ts';
 import { createEngine } from './engines/create.ts';
+import { createEngineHost } from './engines/host.ts';
 import { serverTimeouts } from './http/server-options.ts';
 import { createLogger } from './observability/logger.ts';
+import { createMetrics } from './observability/metrics.ts';
 import { createServices } from './services.ts';
+import { buildWorkerApp } from './worker/app.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-const db = await openDb(config.databaseUrl, { logger });
-const applied = await migrate(db);
-logger.info({ dialect: db.dialect, applied }, 'database ready');
 
-const engine = await createEngine(config);
-const services = createServices(db, engine, logger, config);
+/** What a role serves and how it winds down after its server has closed. */
+interface Role {
+  fetch: (request: Request) => Response | Promise<Response>;
+  close(): Promise<void>;
+}
+
+const engine = await createEngine(config, {
+  health: (worker, healthy, why) =>
+    healthy
+      ? logger.info({ worker }, 'inference worker healthy')
+      : logger.warn({ worker, why }, 'inference worker down'),
+});
+
+async function gateway(): Promise<Role> {
+  const db = await openDb(config.databaseUrl, { logger, timeoutMs: config.dbTimeoutMs });
+  const applied = await migrate(db);
+  logger.info({ dialect: db.dialect, applied }, 'database ready');
+  if (db.dialect === 'postgres' && !config.authSecret) {
+    logger.warn(
+      'no BRIER_AUTH_SECRET: sessions are signed with a secret generated into this data dir, so a session started on another replica is not valid here; give every replica the same BRIER_AUTH_SECRET',
+    );
+  }
+  const services = createServices(db, engine, logger, config);
+  return {
+    fetch: services.app.fetch,
+    async close() {
+      await services.close();
+      await db.close();
+    },
+  };
+}
+
+function worker(): Role {
+  const host = createEngineHost(engine, { queueLimit: config.queueLimit, timeoutMs: config.requestTimeoutMs });
+  const metrics = createMetrics();
+  metrics.observeQueue(host.scheduler);
+  engine.attachMetrics?.(metrics.engine);
+  const app = buildWorkerApp({
+    host,
+    token: config.workerToken ?? '',
+    queueLimit: config.queueLimit,
+    maxBodyBytes: 2 * config.maxBodyBytes + 65_536,
+    logger,
+    metrics: config.metricsEnabled ? { metrics, token: config.metricsToken } : undefined,
+  });
+  return { fetch: app.fetch, close: async () => {} };
+}
+
+const role = config.role === 'worker' ? worker() : await gateway();
 const server = serve(
   {
-    fetch: services.app.fetch,
+    fetch: role.fetch,
     port: config.port,
     hostname: config.host,
     serverOptions: serverTimeouts(config.http),
   },
   (info) => {
-    logger.info({ url: `http://${config.host}:${info.port}`, model: engine.info.id }, 'listening');
+    logger.info({ url: `http://${config.host}:${info.port}`, role: config.role, model: engine.info.id }, 'listening');
   },
 );
 
@@ -55,10 +104,9 @@ async function shutdown(signal: string): Promise<void> {
   const reaper = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
   await closed;
   clearInterval(reaper);
-  await services.close();
+  await role.close();
   await loading.catch(() => undefined);
   await engine.close();
-  await db.close();
   logger.info('stopped');
 }
 

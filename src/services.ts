@@ -15,12 +15,14 @@ import { createUsageReporter } from './domain/usage-report.ts';
 import { createUsedLinks } from './domain/verification-links.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
+import type { EnginePool } from './engines/upstream/pool.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { SignInProvider } from './routes/control/auth-providers/route.ts';
+import type { RateLimitHealth } from './routes/healthz/route.ts';
 import { createSystemOne } from './systemone/serve.ts';
 
 export interface ServiceOptions {
@@ -59,6 +61,8 @@ export interface ServiceOptions {
   docsDir?: string | undefined;
   /** Model card folder shown on the console's model page (default: models/brier-lite for brier-lite engines). */
   modelCardDir?: string | undefined;
+  /** Most usage events buffered while the database is down (default 100,000); past it they are dropped and counted. */
+  usageBufferMax?: number | undefined;
 }
 
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
@@ -72,19 +76,61 @@ function signInProviders(options: ServiceOptions): SignInProvider[] {
   return list;
 }
 
-function limiterStore(options: ServiceOptions): { store: LimiterStore; close: () => Promise<void> } {
+interface Limits {
+  store: LimiterStore;
+  /** Whether counters are shared right now (false: the store is unreachable, each process counts in memory). */
+  health(): RateLimitHealth;
+  close(): Promise<void>;
+}
+
+function limiterStore(options: ServiceOptions, logger: Logger): Limits {
   if (options.rateLimitStore === 'redis') {
     if (!options.redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
-    const client = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
-    return { store: { kind: 'redis', client }, close: async () => void (await client.quit().catch(() => undefined)) };
+    // No offline queue: while Redis is down a command fails at once and rate-limiter-flexible's
+    // insurance limiter counts in this process's memory, instead of the request waiting for Redis.
+    const client = new Redis(options.redisUrl, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2000,
+      retryStrategy: (times) => Math.min(200 * times, 2000),
+    });
+    let up = false;
+    client.on('ready', () => {
+      if (!up) logger.info('rate limits: Redis reachable, counting shared');
+      up = true;
+    });
+    client.on('error', (err) => {
+      if (up) logger.warn({ err }, 'rate limits: Redis unreachable, counting per process in memory until it is back');
+      up = false;
+    });
+    client.on('end', () => {
+      up = false;
+    });
+    return {
+      store: { kind: 'redis', client },
+      health: () => ({ store: 'redis', shared: up && client.status === 'ready' }),
+      close: async () => void (await client.quit().catch(() => undefined)),
+    };
   }
   if (options.rateLimitStore === 'postgres') {
     if (!options.databaseUrl?.startsWith('postgres'))
       throw new Error('RATE_LIMIT_STORE=postgres needs a postgres:// DATABASE_URL');
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 });
-    return { store: { kind: 'postgres', pool }, close: () => pool.end() };
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, connectionTimeoutMillis: 2000 });
+    let up = true;
+    // A dropped idle connection: the insurance limiter counts meanwhile.
+    pool.on('error', () => {
+      up = false;
+    });
+    pool.on('connect', () => {
+      up = true;
+    });
+    return {
+      store: { kind: 'postgres', pool },
+      health: () => ({ store: 'postgres', shared: up }),
+      close: () => pool.end(),
+    };
   }
-  return { store: { kind: 'memory' }, close: async () => {} };
+  return { store: { kind: 'memory' }, health: () => ({ store: 'memory', shared: false }), close: async () => {} };
 }
 
 /**
@@ -99,6 +145,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   const accounts = createAccountService(db);
   const usage = createUsageRecorder(db, {
     flushMs: options.usageFlushMs,
+    maxPending: options.usageBufferMax,
     onError: (err, pending) => logger.error({ err, pending }, 'usage flush failed; will retry'),
   });
   // The one owner of the model: its queue, its limits, its token counting.
@@ -124,7 +171,44 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     github: options.github,
     google: options.google,
   });
-  const limits = limiterStore(options);
+  const limits = limiterStore(options, logger);
+  const pool = 'backends' in engine ? (engine as EnginePool) : undefined;
+  metrics.watch(
+    'gauge',
+    'brier_rate_limit_store_up',
+    'Whether rate limits are counted in their shared store now (1), or per process in memory (0: memory store, or the store is down)',
+    () => ({ [limits.health().store]: limits.health().shared ? 1 : 0 }),
+    'store',
+  );
+  metrics.watch('gauge', 'brier_usage_buffered', 'Usage events in memory not yet written to the database', () =>
+    usage.pendingCount(),
+  );
+  metrics.watch(
+    'counter',
+    'brier_usage_dropped_total',
+    'Usage events dropped because the buffer was full (BRIER_USAGE_BUFFER_MAX) while the database could not take them',
+    () => usage.dropped(),
+  );
+  if (pool) {
+    metrics.watch(
+      'gauge',
+      'brier_workers',
+      'Inference workers of this gateway by state (healthy or down)',
+      () => {
+        const list = pool.backends();
+        const healthy = list.filter((b) => b.healthy).length;
+        return { healthy, down: list.length - healthy };
+      },
+      'state',
+    );
+    metrics.watch(
+      'counter',
+      'brier_worker_failovers_total',
+      'Requests moved to another worker, by reason (busy: 503; refused: no connection; broken: failed mid-request)',
+      () => pool.failovers(),
+      'reason',
+    );
+  }
   const app = buildApp({
     db,
     engine,
@@ -136,6 +220,12 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     controlMaxBodyBytes: options.controlMaxBodyBytes ?? 16_384,
     siteOrigin: options.siteOrigin,
     metrics: options.metricsEnabled === false ? undefined : { metrics, token: options.metricsToken },
+    health: {
+      rateLimits: limits.health,
+      ...(pool
+        ? { workers: () => pool.backends().map((b) => ({ url: b.name, healthy: b.healthy, in_flight: b.inFlight })) }
+        : {}),
+    },
     control: {
       auth,
       accounts,
@@ -155,6 +245,12 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   /** Drains what is buffered and closes mail and rate-limit clients; the caller closes the engine and the database afterwards. */
   async function close(): Promise<void> {
     await usage.close();
+    if (usage.pendingCount() > 0) {
+      logger.error(
+        { lost: usage.pendingCount() },
+        'usage events could not be written before shutdown (database unreachable)',
+      );
+    }
     await mailer.close();
     await limits.close();
   }

@@ -16,6 +16,8 @@ export interface RunningServer {
   createKey(email: string): Promise<string>;
   /** SIGTERM, then waits for exit; resolves with the exit code. */
   stop(): Promise<number | null>;
+  /** Sends `signal` (SIGKILL: a crash) and resolves once the process has exited. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 /**
@@ -107,6 +109,10 @@ export async function startServer(
     async createKey(email) {
       const lines = await cli(['keys', 'create', '--email', email]);
       return lines.at(-1) ?? '';
+    },
+    async kill(signal) {
+      if (!exited) child.kill(signal);
+      await exit;
     },
     async stop() {
       if (!exited) child.kill('SIGTERM');

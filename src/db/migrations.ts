@@ -130,5 +130,13 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         }
       },
     },
+    '0005_usage_event_id': {
+      // Usage is written exactly once: each event carries the id its recorder gave it, and a batch
+      // retried after a commit whose answer was lost skips the ids already there. Older rows have none.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('usage_event').addColumn('event_id', 'text').execute();
+        await db.schema.createIndex('usage_event_event_id_idx').on('usage_event').column('event_id').unique().execute();
+      },
+    },
   };
 }

@@ -21,7 +21,13 @@ export interface OpenDbOptions {
   /** PostgreSQL only: run every query in this schema (created if missing). Used by tests for isolation. */
   schema?: string;
   /** SQLite only: told when an existing database file was readable by others and was made 0600. */
-  logger?: Pick<Logger, 'warn'>;
+  logger?: Pick<Logger, 'warn'> | undefined;
+  /**
+   * PostgreSQL only (BRIER_DB_TIMEOUT_MS): the longest wait for a pooled connection and for one query.
+   * A database that is down or stalled then fails requests within this (503 with retry-after) instead
+   * of holding them. Default: no limit.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -43,8 +49,12 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    ...(options.timeoutMs ? { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs } : {}),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
+  // An idle pooled connection that the server drops (a restart, a failover) emits 'error' on the
+  // pool; unheard, that would end the process. The next query opens a new connection instead.
+  pool.on('error', (err) => options.logger?.warn({ err }, 'database connection lost; reconnecting on next use'));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(kysely);
   return wrap(kysely, 'postgres');

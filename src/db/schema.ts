@@ -29,6 +29,8 @@ export interface ApiKeyTable {
 
 export interface UsageEventTable {
   id: Generated<number>;
+  /** The recorder's id for the event (migration 0005); null on rows written before it. */
+  event_id: string | null;
   key_id: string;
   user_id: string;
   ts: Ms;

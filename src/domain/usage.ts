@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 
 export interface UsageEvent {
@@ -18,26 +19,46 @@ export interface UsageRecorderOptions {
   /** Flush early once this many events wait. */
   maxBatch?: number;
   onError?: (error: unknown, pending: number) => void;
+  /**
+   * Most events kept in memory while the database cannot take them (BRIER_USAGE_BUFFER_MAX; default
+   * 100,000). Events recorded past it are dropped and counted (`dropped()`, brier_usage_dropped_total).
+   */
+  maxPending?: number;
 }
+
+/** An event as buffered: with the id that makes writing it twice harmless. */
+type Pending = UsageEvent & { eventId: string };
 
 /**
  * Usage metering off the hot path: record() appends to memory; a timer writes batches in one
- * insert each and stamps the keys' last use. A failed write keeps the events for the next try;
- * close() writes everything that is left.
+ * insert each and stamps the keys' last use. A failed write keeps the events for the next try
+ * (the database down: they wait in memory up to `maxPending`); close() writes everything that is left.
+ *
+ * Exactly once: each event gets a random id when recorded, and the insert skips ids already written.
+ * A write whose commit reached the database but whose answer was lost (a timeout, a dropped
+ * connection) is retried like a failed one, and the retry adds nothing twice. Each replica writes
+ * only the events of the requests it answered, so usage is counted once across replicas.
  */
 export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
   const maxBatch = options.maxBatch ?? 500;
-  let pending: UsageEvent[] = [];
+  const maxPending = options.maxPending ?? 100_000;
+  let pending: Pending[] = [];
+  let inFlight = 0;
+  let dropped = 0;
   let flushing: Promise<void> | undefined;
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
   function record(event: UsageEvent): void {
-    pending.push(event);
+    if (pending.length + inFlight >= maxPending) {
+      dropped++;
+      return;
+    }
+    pending.push({ ...event, eventId: randomUUID() });
     if (pending.length >= maxBatch) void flush();
   }
 
-  async function writeBatch(batch: UsageEvent[]): Promise<void> {
+  async function writeBatch(batch: Pending[]): Promise<void> {
     const lastUse = new Map<string, number>();
     for (const e of batch) lastUse.set(e.keyId, Math.max(lastUse.get(e.keyId) ?? 0, e.ts));
     await db.kysely.transaction().execute(async (tx) => {
@@ -46,6 +67,7 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
           .insertInto('usage_event')
           .values(
             batch.slice(i, i + 200).map((e) => ({
+              event_id: e.eventId,
               key_id: e.keyId,
               user_id: e.userId,
               ts: e.ts,
@@ -58,6 +80,7 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
               latency_ms: e.latencyMs,
             })),
           )
+          .onConflict((oc) => oc.column('event_id').doNothing())
           .execute();
       }
       for (const [keyId, ts] of lastUse) {
@@ -81,8 +104,9 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
         await flushing;
         continue;
       }
-      const batch = pending;
-      pending = [];
+      const batch = pending.slice(0, maxBatch * 10);
+      pending = pending.slice(batch.length);
+      inFlight = batch.length;
       let failed = false;
       flushing = writeBatch(batch)
         .catch((error: unknown) => {
@@ -92,6 +116,7 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
         })
         .finally(() => {
           flushing = undefined;
+          inFlight = 0;
         });
       await flushing;
       if (failed) return;
@@ -104,7 +129,15 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
     if (pending.length > 0) await flush();
   }
 
-  return { record, flush, close, pendingCount: () => pending.length };
+  return {
+    record,
+    flush,
+    close,
+    /** Events waiting to be written (being written included). */
+    pendingCount: () => pending.length + inFlight,
+    /** Events dropped because the buffer was full (the database down for long). */
+    dropped: () => dropped,
+  };
 }
 
 export type UsageRecorder = ReturnType<typeof createUsageRecorder>;

@@ -3,12 +3,17 @@ import { describeModelSpec, resolveModelSpec } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
 import type { DecisionEngine } from './engine.ts';
 import { createFakeEngine } from './fake/fake-engine.ts';
+import type { PoolEvents } from './upstream/pool.ts';
 
 /**
  * Picks the engine for BRIER_MODEL (see resolveModelSpec). Engines are imported lazily so that a
  * server on one engine never loads another's native code or weights.
  */
-export async function createEngine(config: Config): Promise<DecisionEngine> {
+export async function createEngine(config: Config, events: PoolEvents = {}): Promise<DecisionEngine> {
+  if (config.workers.length > 0) {
+    const { createWorkerPool } = await import('./upstream/workers.ts');
+    return createWorkerPool(config, events);
+  }
   // The zero-cost test engine, optionally slow (`fake:<ms>`): for tests and gateway benchmarks only.
   const fake = config.model ? /^fake(?::(\d+))?$/.exec(config.model) : null;
   if (fake) return createFakeEngine({ delayMs: fake[1] ? Number(fake[1]) : 0 });

@@ -11,6 +11,9 @@
  *   `brier_engine_batch_size{engine,kind}`, `brier_engine_tokens_total{engine,phase}` and
  *   `brier_engine_seconds_total{engine,phase}` (their rate ratio is tokens per second), and
  *   `brier_engine_tokens_per_second{engine,phase}` (the last measured pass).
+ * - Scale-out, read at scrape time from what `watch` is given: `brier_rate_limit_store_up{store}`,
+ *   `brier_usage_buffered`, `brier_usage_dropped_total`, `brier_workers{state}` and
+ *   `brier_worker_failovers_total{reason}`.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineMetrics } from '../engines/engine.ts';
@@ -125,6 +128,51 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
   });
 
+  /**
+   * A value owned elsewhere, read when /metrics is scraped: a gauge, or a counter for a total that only
+   * grows. `read` returns one value, or one per value of the label `label`.
+   */
+  function watch(
+    type: 'gauge' | 'counter',
+    name: string,
+    help: string,
+    read: () => number | Record<string, number>,
+    label?: string,
+  ): void {
+    const labelNames = label ? [label] : [];
+    const collect = (metric: {
+      set?(v: number): void;
+      reset(): void;
+      inc(l: Record<string, string>, v: number): void;
+    }) => {
+      const value = read();
+      metric.reset();
+      if (typeof value === 'number') return metric.inc({}, value);
+      for (const [k, v] of Object.entries(value)) metric.inc(label ? { [label]: k } : {}, v);
+    };
+    if (type === 'counter') {
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          collect(this);
+        },
+      });
+      return;
+    }
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        collect(this);
+      },
+    });
+  }
+
   /** The hook engines call; every method is cheap (a counter increment). */
   const engine: EngineMetrics = {
     cacheLookup(cache, hit, count = 1) {
@@ -161,6 +209,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     engine,
     request,
     decision,
+    watch,
     /** Adds a scheduler whose depth and running count the queue gauges report. */
     observeQueue(queue: QueueProbe): void {
       queues.push(queue);

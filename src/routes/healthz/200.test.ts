@@ -13,6 +13,7 @@ describe('GET /healthz', () => {
         status: 'ok',
         engine: { ready: true, model: 'brier-fake-3.0.0' },
         database: { ready: true, dialect: 'sqlite' },
+        rate_limits: { store: 'memory', shared: false },
       });
     } finally {
       await t.close();

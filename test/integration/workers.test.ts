@@ -1,0 +1,144 @@
+/**
+ * Inference workers as real processes (`node src/main.ts` with BRIER_ROLE=worker) behind a real
+ * gateway process with BRIER_WORKERS: the worker's credential, failover when a worker is killed
+ * mid-request, backpressure when workers are full, and the same list form in front of a System One
+ * server and an OpenAI-compatible server.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { startCompletionsServer } from '../fixtures/completions-server.ts';
+import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
+import { ROOT, type RunningServer, startServer, waitHealthy } from '../server.ts';
+
+const TOKEN = randomBytes(24).toString('base64url');
+const BODY = JSON.stringify({
+  state: 'My parcel has not arrived.',
+  questions: { late: { type: 'noul', instructions: 'Is the parcel late?' } },
+});
+
+const started: RunningServer[] = [];
+after(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+});
+
+async function worker(env: Record<string, string> = {}): Promise<RunningServer> {
+  const s = await startServer({ BRIER_ROLE: 'worker', BRIER_MODEL: 'fake', BRIER_WORKER_TOKEN: TOKEN, ...env });
+  started.push(s);
+  await waitHealthy(s.url, 20_000);
+  return s;
+}
+
+async function gateway(workers: string[], env: Record<string, string> = {}) {
+  const s = await startServer({
+    BRIER_WORKERS: workers.join(','),
+    BRIER_WORKER_TOKEN: TOKEN,
+    BRIER_WORKER_HEALTH_MS: '200',
+    ...env,
+  });
+  started.push(s);
+  await waitHealthy(s.url, 20_000);
+  const key = await s.createKey(`gw-${randomBytes(3).toString('hex')}@example.com`);
+  const ask = () =>
+    fetch(`${s.url}/v1/systemone`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: BODY,
+    });
+  return { server: s, key, ask };
+}
+
+describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
+  test('a worker answers only its gateways: no token or a public API key is 401, /healthz needs nothing', async () => {
+    const w = await worker();
+    const g = await gateway([w.url]);
+    const internal = (authorization?: string) =>
+      fetch(`${w.url}/internal/v1/answer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: '{}',
+      });
+    assert.equal((await internal()).status, 401);
+    assert.equal((await internal(`Bearer ${g.key}`)).status, 401);
+    assert.equal((await internal(`Bearer ${TOKEN}x`)).status, 401);
+    // The public API is not served by a worker at all.
+    assert.equal((await fetch(`${w.url}/v1/models`, { headers: { authorization: `Bearer ${g.key}` } })).status, 404);
+    assert.equal((await fetch(`${w.url}/healthz`)).status, 200);
+    // With the token, a bad body is a 4xx, never a 5xx.
+    assert.equal((await internal(`Bearer ${TOKEN}`)).status, 422);
+    const res = await g.ask();
+    assert.equal(res.status, 200);
+    const answer = (await res.json()) as { model: string; answers: { late: { noul: number } } };
+    assert.equal(answer.model, 'brier-fake-3.0.0');
+    assert.equal(typeof answer.answers.late.noul, 'number');
+    assert.ok(!w.logs.join('\n').includes(TOKEN), 'the worker token is never logged');
+    assert.ok(!g.server.logs.join('\n').includes(TOKEN), 'the worker token is never logged by the gateway');
+  });
+
+  test('a worker killed mid-request: its requests are answered by the other worker (retried once)', async () => {
+    const a = await worker({ BRIER_MODEL: 'fake:400' });
+    const b = await worker({ BRIER_MODEL: 'fake:400' });
+    const g = await gateway([a.url, b.url]);
+    const inFlight = Array.from({ length: 8 }, () => g.ask().then((r) => r.status));
+    await new Promise((r) => setTimeout(r, 150));
+    // SIGKILL: no draining, the sockets of its requests are cut.
+    await a.kill('SIGKILL');
+    const statuses = await Promise.all(inFlight);
+    assert.deepEqual(statuses, Array(8).fill(200));
+    const metrics = await (await fetch(`${g.server.url}/metrics`)).text();
+    assert.match(metrics, /brier_worker_failovers_total\{reason="broken"\} [1-9]/);
+    const health = (await (await fetch(`${g.server.url}/healthz`)).json()) as { workers: { healthy: boolean }[] };
+    assert.deepEqual(
+      health.workers.map((w) => w.healthy),
+      [false, true],
+    );
+  });
+
+  test('workers full: clients get 503 with retry-after, never another status', async () => {
+    const w = await worker({ BRIER_MODEL: 'fake:300', BRIER_QUEUE_LIMIT: '1' });
+    const g = await gateway([w.url]);
+    const responses = await Promise.all(Array.from({ length: 5 }, () => g.ask()));
+    const statuses = responses.map((r) => r.status);
+    assert.ok(statuses.includes(200), statuses.join());
+    assert.ok(statuses.includes(503), statuses.join());
+    for (const r of responses) {
+      assert.ok([200, 503].includes(r.status));
+      if (r.status === 503) {
+        assert.ok(Number(r.headers.get('retry-after')) >= 1);
+        assert.equal(((await r.json()) as { detail: { error_type: string } }).detail.error_type, 'overloaded');
+      }
+    }
+  });
+
+  test('the same list fronts other System One servers (systemone+) and OpenAI-compatible servers (openai+)', async () => {
+    // Another Brier as a System One server, and an address nobody listens on (skipped as down).
+    const upstream = await startServer({ BRIER_MODEL: 'fake' });
+    started.push(upstream);
+    await waitHealthy(upstream.url, 20_000);
+    const upstreamKey = await upstream.createKey('upstream@example.com');
+    const g = await gateway([`systemone+${upstream.url}`, 'systemone+http://127.0.0.1:9'], {
+      BRIER_UPSTREAM_API_KEY: upstreamKey,
+    });
+    for (let i = 0; i < 3; i++) assert.equal((await g.ask()).status, 200);
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-workers-'));
+    const shared = path.join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
+    const modelPath = fs.existsSync(shared) ? shared : await writeTinyGguf(path.join(dir, 'tiny.gguf'));
+    const completions = await startCompletionsServer({ modelPath, flavour: 'vllm', apiKey: 'sk-upstream' });
+    try {
+      const o = await gateway([`openai+${completions.url}`], {
+        BRIER_UPSTREAM_API_KEY: 'sk-upstream',
+        BRIER_UPSTREAM_MODEL: completions.modelId,
+      });
+      const res = await o.ask();
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { model: string }).model, 'brier-openai-3.0.0');
+    } finally {
+      await completions.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
