@@ -55,7 +55,7 @@ export interface GroupResult {
   wordings: number;
   /** Mean probability given to the expected option. */
   expectedProbability: number;
-  /** Wordings answered (near) uniformly: every probability within 0.02 of 1/k. */
+  /** Wordings whose answer says it abstained (Brier's `abstained` extension). */
   abstained: number;
 }
 
@@ -70,14 +70,13 @@ export function scoreGroup(group: Group, answers: WireAnswer[]): GroupResult {
   let correct = 0;
   let expectedProbability = 0;
   let abstained = 0;
-  for (const d of dists) {
+  for (const [i, d] of dists.entries()) {
     const entries = Object.entries(d);
     const top = Math.max(...entries.map(([, p]) => p));
     const winners = entries.filter(([, p]) => p === top).map(([k]) => k);
     if (winners.length === 1 && winners[0] === group.expected) correct++;
     expectedProbability += (d[group.expected] ?? 0) / dists.length;
-    const k = entries.length;
-    if (entries.every(([, p]) => Math.abs(p - 1 / k) <= 0.02)) abstained++;
+    if (answers[i]?.abstained) abstained++;
   }
   return {
     id: group.id,

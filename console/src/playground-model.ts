@@ -231,9 +231,17 @@ export interface OptionBar {
  * equals the runner-up's (a uniform answer, or two options level at 2 decimals) the answer is `tied`:
  * it has no preference, even though the API's `choice` field still names one option.
  */
-export type Preference = { kind: 'chosen'; label: string } | { kind: 'tied'; labels: string[]; p: number };
+export type Preference =
+  | { kind: 'chosen'; label: string }
+  | { kind: 'tied'; labels: string[]; p: number }
+  | { kind: 'abstained' };
 
-export function preference(options: readonly OptionBar[]): Preference {
+/**
+ * `abstained`: the answer says it carries no information (Brier's `abstained` extension): no option is
+ * preferred, whatever the rounded numbers show.
+ */
+export function preference(options: readonly OptionBar[], abstained = false): Preference {
+  if (abstained) return { kind: 'abstained' };
   const top = Math.max(...options.map((o) => o.p));
   const best = options.filter((o) => o.p === top);
   const first = best[0];

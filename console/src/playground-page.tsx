@@ -187,8 +187,26 @@ function Bars({ rows, pref }: { rows: OptionBar[]; pref: Preference }) {
   );
 }
 
-/** Says that a tied answer prefers nothing, instead of badging one of the tied options. */
+/**
+ * Says that an abstained answer carries no information, and that a tied one prefers nothing, instead
+ * of badging one of the options.
+ */
 function NoPreference({ pref, field }: { pref: Preference; field?: string | undefined }) {
+  if (pref.kind === 'abstained') {
+    return (
+      <p className="no-preference" data-testid="no-information">
+        <span className="badge neutral">no information</span> the model abstained on this question: these numbers are
+        the uninformative answer, not a judgement
+        {field ? (
+          <>
+            {' '}
+            (the response's <code>choice</code> still names <code>{field}</code>)
+          </>
+        ) : null}
+        .
+      </p>
+    );
+  }
   if (pref.kind !== 'tied') return null;
   return (
     <p className="no-preference" data-testid="no-preference">
@@ -211,7 +229,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       { label: 'yes', p: answer.noul },
       { label: 'no', p: Math.round((1 - answer.noul) * 100) / 100 },
     ];
-    const pref = preference(rows);
+    const pref = preference(rows, answer.abstained);
     body = (
       <>
         <p className="answer-summary">
@@ -223,7 +241,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
     );
   } else if (answer.type === 'choice') {
     const rows = Object.entries(answer.probabilities).map(([label, p]) => ({ label, p }));
-    const pref = preference(rows);
+    const pref = preference(rows, answer.abstained);
     body = (
       <>
         <p className="answer-summary">
@@ -246,7 +264,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       return `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`;
     };
     const rows = Object.entries(answer.probabilities).map(([k, p]) => ({ label: legend(k), p }));
-    const pref = preference(rows);
+    const pref = preference(rows, answer.abstained);
     body = (
       <>
         <p className="answer-summary">

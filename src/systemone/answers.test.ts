@@ -39,7 +39,7 @@ describe('System One answer semantics', () => {
   });
 
   test('noul answers P(true); choice picks the first maximum; score keys levels "0".."n-1"', () => {
-    assert.deepEqual(toWireAnswer({ type: 'noul' }, [0.25, 0.75]), { type: 'noul', noul: 0.75 });
+    assert.deepEqual(toWireAnswer({ type: 'noul' }, [0.25, 0.75]), { type: 'noul', noul: 0.75, abstained: false });
     const c = toWireAnswer({ type: 'choice', criteria: { x: null, y: 'why' } }, [0.5, 0.5]);
     assert.equal(c.type === 'choice' && c.choice, 'x');
     const s = toWireAnswer({ type: 'score', criteria: ['lo', 'hi'] }, [0.3, 0.7]);
@@ -49,7 +49,21 @@ describe('System One answer semantics', () => {
       confidence: round2(scoreConfidence([0.3, 0.7])),
       legend: { '0': 'lo', '1': 'hi' },
       probabilities: { '0': 0.3, '1': 0.7 },
+      abstained: false,
     });
+  });
+
+  test('an answer within 0.02 of uniform on every option is marked abstained, and only such an answer', () => {
+    const noul = (p: number) => toWireAnswer({ type: 'noul' }, [1 - p, p]).abstained;
+    assert.equal(noul(0.5), true);
+    assert.equal(noul(0.52), true);
+    assert.equal(noul(0.525), false);
+    const choice = (ps: number[]) => toWireAnswer({ type: 'choice', criteria: { a: null, b: null, c: null } }, ps);
+    assert.equal(choice([1 / 3, 1 / 3, 1 / 3]).abstained, true);
+    assert.equal(choice([0.35, 0.33, 0.32]).abstained, true);
+    assert.equal(choice([0.36, 0.33, 0.31]).abstained, false);
+    const score = toWireAnswer({ type: 'score', criteria: ['lo', 'mid', 'hi'] }, [0.2, 0.2, 0.6]);
+    assert.equal(score.abstained, false);
   });
 
   test('AI SDK parts are unwrapped; other arrays stay JSON arrays', () => {

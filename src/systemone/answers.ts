@@ -47,12 +47,24 @@ export function expectedLevel(p: number[]): number {
   return p.reduce((acc, x, i) => acc + i * x, 0);
 }
 
+/**
+ * How far from the uniform answer an answer may be and still count as abstained: every probability
+ * within this of 1/k (unrounded). Brier's extension `abstained` says so on the wire.
+ */
+export const ABSTAIN_MARGIN = 0.02;
+
+/** The answer carries no information: every probability within ABSTAIN_MARGIN of 1/k. */
+export function isAbstention(p: readonly number[]): boolean {
+  const k = p.length;
+  return p.every((x) => Math.abs(x - 1 / k) <= ABSTAIN_MARGIN + 1e-12);
+}
+
 /** Builds the wire answer from unrounded probabilities; rounds only at the end. */
 export function toWireAnswer(q: WireQuestion, raw: number[]): WireAnswer {
   switch (q.type) {
     case 'noul': {
       const p = normalize(raw, 2);
-      return { type: 'noul', noul: round2(p[1] ?? 0) };
+      return { type: 'noul', noul: round2(p[1] ?? 0), abstained: isAbstention(p) };
     }
     case 'choice': {
       const labels = Object.keys(q.criteria);
@@ -62,6 +74,7 @@ export function toWireAnswer(q: WireQuestion, raw: number[]): WireAnswer {
         choice: labels[argmax(p)] ?? '',
         confidence: round2(choiceConfidence(p)),
         probabilities: Object.fromEntries(labels.map((l, i) => [l, round2(p[i] ?? 0)])),
+        abstained: isAbstention(p),
       };
     }
     case 'score': {
@@ -72,6 +85,7 @@ export function toWireAnswer(q: WireQuestion, raw: number[]): WireAnswer {
         confidence: round2(scoreConfidence(p)),
         legend: Object.fromEntries(q.criteria.map((level, i) => [String(i), level])),
         probabilities: Object.fromEntries(p.map((x, i) => [String(i), round2(x)])),
+        abstained: isAbstention(p),
       };
     }
   }

@@ -116,14 +116,25 @@ export type WireState = SystemOneRequest['state'];
 
 const Probabilities = z.record(z.string(), z.number()).openapi({ description: 'Per option, rounded to 2 decimals.' });
 
+/** Brier's extension to System One answers (clients that do not know it ignore it). */
+const Abstained = z.boolean().openapi({
+  description:
+    "Brier extension: true when the answer carries no information (every probability within 0.02 of 1/k): the model abstained, and the numbers are the uninformative answer, not a judgement. The response's `x-brier-abstained` header lists such question ids (percent-encoded, comma-separated; `*` past 2,048 characters).",
+});
+
 export const Answer = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('noul'), noul: z.number().openapi({ description: 'P(yes), rounded to 2 decimals.' }) }),
+    z.object({
+      type: z.literal('noul'),
+      noul: z.number().openapi({ description: 'P(yes), rounded to 2 decimals.' }),
+      abstained: Abstained,
+    }),
     z.object({
       type: z.literal('choice'),
       choice: z.string(),
       confidence: z.number().openapi({ description: 'clip((k·pmax − 1)/(k − 1), 0, 1), rounded to 2 decimals.' }),
       probabilities: Probabilities,
+      abstained: Abstained,
     }),
     z.object({
       type: z.literal('score'),
@@ -131,6 +142,7 @@ export const Answer = z
       confidence: z.number(),
       legend: z.record(z.string(), z.unknown()),
       probabilities: Probabilities,
+      abstained: Abstained,
     }),
   ])
   .openapi('Answer');

@@ -18,6 +18,25 @@ export interface Consumption {
   outputTokens: number;
 }
 
+/**
+ * Brier's response header naming the abstained question ids: each percent-encoded (a lone surrogate
+ * as U+FFFD), comma-separated,
+ * up to ABSTAINED_HEADER_MAX characters; `*` when they do not all fit (the answers' `abstained`
+ * flags then say which). Absent when no answer abstained.
+ */
+export const ABSTAINED_HEADER = 'x-brier-abstained';
+export const ABSTAINED_HEADER_MAX = 2048;
+
+/** The value of ABSTAINED_HEADER for a response, or undefined when no answer abstained. */
+export function abstainedHeader(response: SystemOneResponse): string | undefined {
+  const ids = Object.entries(response.answers).flatMap(([id, a]) =>
+    a.abstained ? [encodeURIComponent(id.replace(/\p{Cs}/gu, '\uFFFD'))] : [],
+  );
+  if (ids.length === 0) return undefined;
+  const value = ids.join(',');
+  return value.length <= ABSTAINED_HEADER_MAX ? value : '*';
+}
+
 export function createSystemOne(host: EngineHost) {
   const { engine } = host;
 

@@ -46,6 +46,14 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
     }
   });
 
+  test("Brier's abstention extension does not disturb the provider, and its header reaches the result", async () => {
+    const asked = { ...questions, urgency: { ...questions.urgency, instructions: 'abstain: how urgent?' } } as const;
+    const result = await decide({ model: model(provider), state: 's', questions: asked, maxRetries: 0 });
+    assert.deepEqual(result.answers.urgency.probabilities, { '0': 0.33, '1': 0.33, '2': 0.33 });
+    assert.equal(typeof result.answers.requestsRefund.probability, 'number');
+    assert.equal(result.response.headers?.['x-brier-abstained'], 'urgency');
+  });
+
   test('a bad key surfaces as an APICallError with the server message', async () => {
     const bad = createTypeSafeAi({ apiKey: 'brier_sk_wrong', baseURL: `${server.url}/v1` });
     await assert.rejects(decide({ model: model(bad), state: 's', questions, maxRetries: 0 }), (e: unknown) => {

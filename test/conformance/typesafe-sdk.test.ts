@@ -47,6 +47,21 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
     assert.ok(res.usage.input_tokens > 0);
   });
 
+  test("Brier's abstention extension reaches the SDK's answers untouched", async () => {
+    const res = await client.systemOne({
+      state: 'I was charged twice.',
+      questions: {
+        refund: noul('abstain: is the customer asking for money back?'),
+        team: choice('Which team should handle this?', { billing: 'charges and refunds', support: null }),
+      },
+    });
+    assert.equal(res.answers.refund.noul, 0.5);
+    // The extension is not in the SDK's types: read it as the JSON the server sent.
+    const answers = res.answers as unknown as Record<string, { abstained?: unknown }>;
+    assert.equal(answers.refund?.abstained, true);
+    assert.equal(typeof answers.team?.abstained, 'boolean');
+  });
+
   test('object and array states, structured instructions and criteria, and the request id', async () => {
     const { data, requestId } = await client
       .systemOne({

@@ -50,6 +50,15 @@ describe('playground: what an answer prefers', () => {
     );
   });
 
+  test('an answer that says it abstained has no information, whatever its rounded numbers show', () => {
+    const rows = [
+      { label: 'yes', p: 0.51 },
+      { label: 'no', p: 0.49 },
+    ];
+    assert.deepEqual(preference(rows, true), { kind: 'abstained' });
+    assert.deepEqual(preference(rows, false), { kind: 'chosen', label: 'yes' });
+  });
+
   test('no options: nothing is chosen', () => {
     assert.deepEqual(preference([]), { kind: 'tied', labels: [], p: 0 });
   });

@@ -301,10 +301,13 @@ test('docs: the site is served at /docs from this origin only, and links to the 
   expect([...origins]).toEqual([cp.url]);
 });
 
-test('playground: a tied answer says "no preference" instead of badging one of the tied options', async ({ page }) => {
+test('playground: an abstained answer says "no information", a tied one "no preference", and neither badges an option', async ({
+  page,
+}) => {
   await signInWithIdp(page, 'tie-e2e');
   await page.getByRole('link', { name: 'Playground', exact: true }).click();
-  // With the deterministic fake engine this state answers refund 0.5 and team billing 0.39, tech 0.39, other 0.23.
+  // With the deterministic fake engine this state answers refund 0.5 (abstained: uniform) and team billing
+  // 0.39, tech 0.39, other 0.23 (tied at 2 decimals, not uniform).
   await page.getByRole('button', { name: 'JSON' }).click();
   await page.getByLabel('Request body (JSON)').fill(
     JSON.stringify({
@@ -323,7 +326,8 @@ test('playground: a tied answer says "no preference" instead of badging one of t
   const answers = page.getByRole('region', { name: 'Answers' });
   const refund = answers.getByRole('article', { name: 'Answer to refund' });
   const team = answers.getByRole('article', { name: 'Answer to team' });
-  await expect(refund.getByTestId('no-preference')).toHaveText(/no preference\s+yes and no are tied at 0\.50/);
+  await expect(refund.getByTestId('no-information')).toContainText('no information');
+  await expect(refund.getByTestId('no-information')).toContainText('the model abstained on this question');
   await expect(team.getByTestId('no-preference')).toContainText('billing and tech are tied at 0.39');
   await expect(team).toContainText('No clear choice');
   await expect(refund.getByText('chosen', { exact: true })).toHaveCount(0);

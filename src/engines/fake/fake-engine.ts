@@ -21,6 +21,7 @@ function questionTokens(q: DecisionQuestion): number {
 /**
  * A deterministic, zero-cost engine for route tests and gateway benchmarks: each distribution is
  * a softmax of hash-derived logits of the state and question, so equal requests get equal answers.
+ * A question whose instructions start with `abstain:` gets the uniform answer (abstention tests).
  */
 export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngine {
   const limits = options.limits ?? { contextTokens: 8192, inputTokens: 4096 };
@@ -55,6 +56,8 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
       }
       signal.throwIfAborted();
       const probabilities = request.questions.map((q) => {
+        // Tests of abstention: instructions starting with "abstain:" get the uniform answer.
+        if (q.instructions?.startsWith('abstain:')) return q.options.map(() => 1 / q.options.length);
         const logits = q.options.map((o) => {
           const h = createHash('sha256')
             .update(`${request.state.text}\u0000${q.instructions}\u0000${o.label}\u0000${o.description}`)

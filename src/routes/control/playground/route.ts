@@ -4,7 +4,7 @@ import { ERRORS, errorResponses } from '../../../http/errors.ts';
 import { recordUsage } from '../../../http/middleware/usage-meter.ts';
 import { isDomainError } from '../../../lib/errors.ts';
 import { SystemOneRequest, SystemOneResponse } from '../../../systemone/protocol.ts';
-import type { Consumption, SystemOne } from '../../../systemone/serve.ts';
+import { ABSTAINED_HEADER, abstainedHeader, type Consumption, type SystemOne } from '../../../systemone/serve.ts';
 
 /** The usage identity of console playground calls: not an API key; counted in the account's totals. */
 export const PLAYGROUND_KEY_ID = 'playground';
@@ -43,7 +43,11 @@ export function registerPlayground(api: Api, deps: { systemOne: SystemOne; usage
       metered = decided.consumed;
       status = 200;
       const ms = performance.now() - started;
-      return c.json(decided.response, 200, { 'server-timing': `decide;dur=${ms.toFixed(1)}` });
+      const abstained = abstainedHeader(decided.response);
+      return c.json(decided.response, 200, {
+        'server-timing': `decide;dur=${ms.toFixed(1)}`,
+        ...(abstained ? { [ABSTAINED_HEADER]: abstained } : {}),
+      });
     } catch (error) {
       status = isDomainError(error) ? ERRORS[error.code].status : 500;
       throw error;

@@ -4,6 +4,8 @@ import type { Transaction } from 'kysely';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
 import type { Db } from '../../../db/open.ts';
 import type { Database } from '../../../db/schema.ts';
+import type { DecisionEngine } from '../../../engines/engine.ts';
+import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 
 /**
  * Holds every transaction on `db` (the usage recorder writes in one) until release(); reads and
@@ -61,6 +63,45 @@ describe('POST /v1/systemone 200', () => {
     urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', { level: 'high' }] },
   };
 
+  test('says which answers abstained: the per-answer flag and the x-brier-abstained header', async () => {
+    const fake = createFakeEngine();
+    // The first question gets the uniform answer (every question, on the state "all uniform").
+    const uniform = (k: number) => Array<number>(k).fill(1 / k);
+    const engine: DecisionEngine = {
+      ...fake,
+      async answer(request, signal) {
+        const out = await fake.answer(request, signal);
+        const all = request.state.text === 'all uniform';
+        const probabilities = out.probabilities.map((p, i) => (i === 0 || all ? uniform(p.length) : p));
+        return { ...out, probabilities };
+      },
+    };
+    const app = await makeTestApp({ engine });
+    try {
+      const res = await app.req('/v1/systemone', {
+        body: {
+          state: 's',
+          questions: { 'why not?': questions.team, refund: { type: 'noul', criteria: { true: 'x' } } },
+        },
+      });
+      const body = await res.json();
+      assert.equal(body.answers['why not?'].abstained, true);
+      assert.deepEqual(body.answers['why not?'].probabilities, { billing: 0.33, tech: 0.33, other: 0.33 });
+      assert.equal(res.headers.get('x-brier-abstained'), 'why%20not%3F');
+      assert.equal(body.answers.refund.abstained, Math.abs(body.answers.refund.noul - 0.5) <= 0.02);
+      // Ids that do not fit in 2,048 characters: the header says `*`, the flags say which.
+      const many = Object.fromEntries(
+        Array.from({ length: 200 }, (_, i) => [`${'q'.repeat(20)}${i}`, { type: 'noul' }]),
+      );
+      const all = await app.req('/v1/systemone', { body: { state: 'all uniform', questions: many } });
+      assert.equal(all.headers.get('x-brier-abstained'), '*');
+      const answers = Object.values((await all.json()).answers) as { abstained: boolean }[];
+      assert.ok(answers.every((a) => a.abstained));
+    } finally {
+      await app.close();
+    }
+  });
+
   test('answers every question type with the wire shapes, ids verbatim', async () => {
     const res = await t.req('/v1/systemone', { body: { state: 'I was charged twice. Please refund.', questions } });
     assert.equal(res.status, 200);
@@ -72,7 +113,8 @@ describe('POST /v1/systemone 200', () => {
     const { refund, team, urgency } = body.answers;
     assert.equal(refund.type, 'noul');
     assert.ok(refund.noul >= 0 && refund.noul <= 1);
-    assert.deepEqual(Object.keys(refund), ['type', 'noul']);
+    assert.deepEqual(Object.keys(refund), ['type', 'noul', 'abstained']);
+    for (const a of [refund, team, urgency]) assert.equal(typeof a.abstained, 'boolean');
     assert.equal(team.type, 'choice');
     assert.deepEqual(Object.keys(team.probabilities), ['billing', 'tech', 'other']);
     const best = Object.entries(team.probabilities as Record<string, number>).sort((a, b) => b[1] - a[1])[0]?.[0];

@@ -3,7 +3,7 @@ import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { usageMeter } from '../../../http/middleware/usage-meter.ts';
 import { SystemOneRequest, SystemOneResponse } from '../../../systemone/protocol.ts';
-import type { SystemOne } from '../../../systemone/serve.ts';
+import { ABSTAINED_HEADER, abstainedHeader, type SystemOne } from '../../../systemone/serve.ts';
 
 export const SYSTEMONE_PATH = '/v1/systemone';
 
@@ -33,7 +33,8 @@ export function registerSystemOne(api: Api, deps: { systemOne: SystemOne; usage:
     async (c) => {
       const { response, consumed } = await deps.systemOne.serve(c.req.valid('json'), c.req.raw.signal);
       c.set('metered', consumed);
-      return c.json(response, 200);
+      const abstained = abstainedHeader(response);
+      return c.json(response, 200, abstained ? { [ABSTAINED_HEADER]: abstained } : {});
     },
     { before },
   );
