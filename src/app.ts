@@ -6,6 +6,7 @@ import { createOpenApiApp } from './http/api.ts';
 import { handleErrors, notFound } from './http/errors.ts';
 import { createGuards } from './http/middleware/auth.ts';
 import { bodyGuard, connectionHygiene } from './http/middleware/body-guard.ts';
+import { databaseOutage } from './http/middleware/database-outage.ts';
 import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
 import { requestMetrics } from './http/middleware/request-metrics.ts';
@@ -73,6 +74,7 @@ export function buildApp(deps: AppDeps) {
   app.use('*', connectionHygiene());
   if (deps.metrics) app.use('*', requestMetrics(deps.metrics.metrics));
   app.use('*', requestLog(deps.logger));
+  app.use('*', databaseOutage(deps.db));
 
   const guards = createGuards({ keys: deps.keys, auth: control.auth });
   const bodies = {

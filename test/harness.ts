@@ -78,6 +78,8 @@ export async function freshDb(kind: DbKind): Promise<Db & { drop(): Promise<void
 
 export interface TestAppOptions extends Partial<ServiceOptions> {
   db?: DbKind;
+  /** A database opened (and migrated) by the test itself, instead of a fresh one of kind `db`; close() drops it. */
+  database?: Db & { drop(): Promise<void> };
   engine?: DecisionEngine;
 }
 
@@ -96,7 +98,7 @@ export const TEST_SERVICE_OPTIONS = {
 
 /** The real service graph on a fresh database with a deterministic engine; requests go through app.request(). */
 export async function makeTestApp(options: TestAppOptions = {}) {
-  const db = await freshDb(options.db ?? 'sqlite');
+  const db = options.database ?? (await freshDb(options.db ?? 'sqlite'));
   const engine = options.engine ?? createFakeEngine();
   await engine.load();
   const logger = createLogger('silent');

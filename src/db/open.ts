@@ -6,6 +6,7 @@ import { makePrivateDir, PRIVATE_FILE_MODE, tightenFile } from '../lib/private-f
 import type { Logger } from '../observability/logger.ts';
 import type { Database } from './schema.ts';
 import { nodeSqliteDialect } from './sqlite.ts';
+import { isDatabaseUnavailable } from './unavailable.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -14,6 +15,12 @@ export interface Db {
   dialect: Dialect;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
+  /**
+   * How many times a connection or query has failed because the database was unreachable or too slow
+   * (isDatabaseUnavailable), since start: a request that saw it grow may have been answered from a
+   * swallowed failure (better-auth answers 500 or no session), and is answered 503 instead.
+   */
+  outages(): number;
   close(): Promise<void>;
 }
 
@@ -41,7 +48,7 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
     const file = url.slice('file:'.length);
     if (file !== ':memory:') preparePrivateFile(path.resolve(file), options.logger);
     const { dialect } = nodeSqliteDialect(file);
-    return wrap(new Kysely<Database>({ dialect }), 'sqlite');
+    return wrap(new Kysely<Database>({ dialect }), 'sqlite', () => 0);
   }
   if (options.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(options.schema)) {
     throw new Error(`invalid schema name ${options.schema}`);
@@ -54,10 +61,41 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
   });
   // An idle pooled connection that the server drops (a restart, a failover) emits 'error' on the
   // pool; unheard, that would end the process. The next query opens a new connection instead.
-  pool.on('error', (err) => options.logger?.warn({ err }, 'database connection lost; reconnecting on next use'));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let outages = 0;
+  const note = (err: unknown) => {
+    if (isDatabaseUnavailable(err)) outages++;
+  };
+  pool.on('error', (err) => {
+    note(err);
+    options.logger?.warn({ err }, 'database connection lost; reconnecting on next use');
+  });
+  // Kysely logs failed queries, not failed connections: count those where the pool hands them out.
+  // And a connection that dies while checked out emits 'error' on its client, which neither pg's pool
+  // nor Kysely listens to then: unheard, it would end the process. Its query fails anyway (503).
+  const connect = pool.connect.bind(pool);
+  const heard = new WeakSet<pg.PoolClient>();
+  const counted = async () => {
+    try {
+      const client = await connect();
+      if (!heard.has(client)) {
+        heard.add(client);
+        client.on('error', note);
+      }
+      return client;
+    } catch (err) {
+      note(err);
+      throw err;
+    }
+  };
+  pool.connect = counted as typeof pool.connect;
+  const kysely = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'error') note(event.error);
+    },
+  });
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(kysely);
-  return wrap(kysely, 'postgres');
+  return wrap(kysely, 'postgres', () => outages);
 }
 
 function preparePrivateFile(file: string, logger: OpenDbOptions['logger']): void {
@@ -76,10 +114,11 @@ function preparePrivateFile(file: string, logger: OpenDbOptions['logger']): void
   }
 }
 
-function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
+function wrap(kysely: Kysely<Database>, dialect: Dialect, outages: () => number): Db {
   return {
     kysely,
     dialect,
+    outages,
     async ping() {
       try {
         await sql`select 1`.execute(kysely);

@@ -3,6 +3,7 @@ import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z as zod } from 'zod';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../lib/errors.ts';
 import { boundedEcho, clip, describePath } from '../lib/json-bounds.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -156,7 +157,9 @@ export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
 export function errorResponse(c: Context, error: unknown): Response {
   const e = isDomainError(error)
     ? error
-    : fail('INTERNAL', 'internal error; the request id identifies it in the server log');
+    : isDatabaseUnavailable(error)
+      ? fail('NOT_READY', 'the database is unreachable or too slow; retry shortly', { retryAfter: 2 })
+      : fail('INTERNAL', 'internal error; the request id identifies it in the server log');
   const { status, type } = ERRORS[e.code];
   const requestId = c.get('requestId') as string | undefined;
   if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));
