@@ -53,8 +53,6 @@ interface CardInput {
   seconds: number;
 }
 
-type Block = MetricsBlock;
-
 const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
 
 /** One value per question type, computed in TYPES order. */
@@ -67,7 +65,7 @@ function f(x: number | null, d = 3): string {
 }
 
 export function writeCard(c: CardInput): ReportFile {
-  const block = (items: { task: string; type: QuestionType; p: number[]; target: number }[]): Block => {
+  const block = (items: { task: string; type: QuestionType; p: number[]; target: number }[]): MetricsBlock => {
     const byTask = new Map<string, number[][]>();
     for (const s of items) {
       const list = byTask.get(s.task) ?? [];
@@ -86,7 +84,7 @@ export function writeCard(c: CardInput): ReportFile {
   };
   const seenRows = c.scored.filter((s) => HEAD_TASKS.has(s.task));
   const heldTasksShipped = c.scored.filter((s) => !HEAD_TASKS.has(s.task));
-  const perType = (items: typeof c.scored | typeof c.lotoHeldOut): Record<QuestionType, Block> =>
+  const perType = (items: typeof c.scored | typeof c.lotoHeldOut): Record<QuestionType, MetricsBlock> =>
     byType((t) => block(items.filter((s) => s.type === t)));
   const seen = perType(c.seenCross);
   const seenAll = perType(c.seenCrossAll);
@@ -133,14 +131,14 @@ export function writeCard(c: CardInput): ReportFile {
     caldecDetectedUnseen: 1,
   };
 
-  const line = (name: string, b: Block): string[] => [
+  const line = (name: string, b: MetricsBlock): string[] => [
     `| ${name} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.prior.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.prior.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.prior.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} (${f(b.eceFloor)}) | ${f(b.model.scoreMae)} / ${f(b.prior.scoreMae)} / ${f(b.uniform.scoreMae)} |`,
   ];
   const header = [
     '| type | n | accuracy (model / majority prior) | Brier (model / prior / uniform) | NLL (model / prior / uniform) | ECE (chance floor) | score MAE (model / prior / uniform) |',
     '|---|---|---|---|---|---|---|',
   ];
-  const typeTable = (blocks: Record<string, Block>): string[] => [
+  const typeTable = (blocks: Record<string, MetricsBlock>): string[] => [
     ...header,
     ...TYPES.flatMap((t) => (blocks[t] && blocks[t].model.n > 0 ? line(t, blocks[t]) : [])),
   ];
@@ -397,7 +395,7 @@ const HINDSIGHT_DESCRIPTORS = DESCRIPTORS.filter((d) => d !== '1' && d !== 'stru
  */
 function hindsightSection(
   hindsight: readonly (Hindsight & { type: QuestionType })[],
-  perTask: Record<string, { leaveTaskOut: Block }>,
+  perTask: Record<string, { leaveTaskOut: MetricsBlock }>,
 ): string[] {
   const spread = TYPES.flatMap((type) => {
     const fitted = hindsight.filter((h) => h.type === type && h.alpha < 1);
