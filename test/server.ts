@@ -58,6 +58,21 @@ export async function startServer(
       () => reject(new Error(`server did not listen within ${timeoutMs} ms:\n${logs.join('\n')}`)),
       timeoutMs,
     );
+    // A fixed port with a quiet log level (benchmarks): listening is seen by polling, not in the log.
+    const fixed = fullEnv.PORT !== '0' && /^(warn|error|fatal|silent)$/.test(fullEnv.LOG_LEVEL ?? '');
+    if (fixed) {
+      const poll = setInterval(() => {
+        void fetch(`http://127.0.0.1:${fullEnv.PORT}/healthz`).then(
+          () => {
+            clearInterval(poll);
+            clearTimeout(timer);
+            resolve(`http://127.0.0.1:${fullEnv.PORT}`);
+          },
+          () => undefined,
+        );
+      }, 100);
+      void exit.then(() => clearInterval(poll));
+    }
     let buffer = '';
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString();
