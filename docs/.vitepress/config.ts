@@ -27,6 +27,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Accounts, keys and usage', link: '/guide/control-plane' },
       { text: 'Self-hosting and configuration', link: '/guide/self-hosting' },
+      { text: 'Scale-out and deployment', link: '/guide/deployment' },
       { text: 'System One compatibility', link: '/guide/compatibility' },
     ],
   },
