@@ -54,6 +54,7 @@ export type ControlDeps = Pick<
   | 'publicUrl'
   | 'providers'
   | 'modelCardDir'
+  | 'teach'
 > & {
   /** The built web console (default dist/console); served at /console. */
   consoleDir?: string | undefined;

@@ -5,6 +5,7 @@
  */
 
 import { runModelsCommand } from './catalog/cli.ts';
+import { runExamplesCommand } from './cli/examples.ts';
 import { runKeysCommand } from './cli/keys.ts';
 import { loadConfig } from './config.ts';
 
@@ -12,6 +13,8 @@ const USAGE = `usage: npm run brier -- <command>
   keys create --email <email> [--name <name>]   create an account if needed and an API key (printed once, last line)
   keys list --email <email>                     list active keys
   keys revoke --email <email> --id <key id>     revoke a key
+  examples upload --email <email> <file.jsonl>  store labelled examples (all or nothing; see docs: Teach Brier your task)
+  examples list --email <email>                 the account's question templates and example counts
   models list                                   the model catalog
   models pull <name>                            download a catalog model (resumable, verified)`;
 
@@ -21,6 +24,11 @@ async function run(): Promise<number> {
   switch (command) {
     case 'keys':
       return runKeysCommand(rest, loadConfig(), {
+        stdout: (l) => console.log(l),
+        stderr: (l) => console.error(l),
+      });
+    case 'examples':
+      return runExamplesCommand(rest, loadConfig(), {
         stdout: (l) => console.log(l),
         stderr: (l) => console.error(l),
       });

@@ -9,6 +9,7 @@ import type { OAuthClient, RateLimitStore } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
+import { createExampleStore } from './domain/examples.ts';
 import { createKeyService } from './domain/keys.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
@@ -63,6 +64,8 @@ export interface ServiceOptions {
   modelCardDir?: string | undefined;
   /** Most usage events buffered while the database is down (default 100,000); past it they are dropped and counted. */
   usageBufferMax?: number | undefined;
+  /** Per-account limits of labelled examples (default EXAMPLE_LIMITS; tests lower them). */
+  exampleLimits?: { perAccount: number; templatesPerAccount: number } | undefined;
 }
 
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
@@ -239,6 +242,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       modelCardDir: options.modelCardDir ?? (engine.info.id.startsWith('brier-lite') ? BRIER_LITE_CARD : undefined),
       consoleDir: options.consoleDir,
       docsDir: options.docsDir,
+      teach: { examples: createExampleStore(db, { limits: options.exampleLimits }) },
     },
   });
 

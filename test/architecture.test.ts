@@ -43,7 +43,7 @@ export const ALLOWED: Record<string, readonly string[]> = {
   ],
   worker: ['lib', 'engines', 'http', 'observability', 'routes'],
   'main.ts': ['lib', 'config.ts', 'db', 'engines', 'http', 'observability', 'services.ts', 'worker'],
-  cli: ['lib', 'catalog', 'config.ts', 'db', 'domain'],
+  cli: ['lib', 'catalog', 'config.ts', 'db', 'domain', 'systemone'],
   'cli.ts': ['lib', 'catalog', 'cli', 'config.ts'],
 };
 

@@ -138,5 +138,43 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('usage_event_event_id_idx').on('usage_event').column('event_id').unique().execute();
       },
     },
+    '0006_examples': {
+      // Labelled examples (issue 23): question templates per account and one row per labelled question.
+      // Both go with their account (ON DELETE CASCADE; SQLite runs with foreign_keys = ON).
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('example_template')
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('question', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('example_template_pk', ['user_id', 'id'])
+          .execute();
+        await db.schema
+          .createTable('example')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('template_id', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('label', 'text', (c) => c.notNull())
+          .addColumn('source', 'text', (c) => c.notNull())
+          .addColumn('request_id', 'text')
+          .addColumn('question_id', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('example_user_template_idx')
+          .on('example')
+          .columns(['user_id', 'template_id'])
+          .execute();
+        await db.schema
+          .createIndex('example_outcome_idx')
+          .on('example')
+          .columns(['user_id', 'request_id', 'question_id'])
+          .unique()
+          .execute();
+      },
+    },
   };
 }

@@ -94,8 +94,37 @@ export interface UsageAggregateTable {
   output_tokens: ColumnType<number | string, number, number>;
 }
 
+/** A question template of an account's labelled examples (migration 0006): type, instructions, criteria. */
+export interface ExampleTemplateTable {
+  user_id: string;
+  /** templateOf(question).id: tpl_ + 20 hex of the SHA-256 of the canonical question. */
+  id: string;
+  type: string;
+  /** The question in canonical JSON. */
+  question: string;
+  created_at: Ms;
+}
+
+/** One labelled question about one state (migration 0006): uploaded, or an outcome of a retained request. */
+export interface ExampleTable {
+  id: string;
+  user_id: string;
+  template_id: string;
+  /** The state as compact JSON (a JSON string for text states). */
+  state: string;
+  /** The true label in the template's canonical form (noul true/false, choice its label, score the level index). */
+  label: string;
+  source: 'upload' | 'outcome';
+  /** Outcomes: the request and question they label (unique per account). */
+  request_id: string | null;
+  question_id: string | null;
+  created_at: Ms;
+}
+
 export interface Database {
   user: UserTable;
+  example_template: ExampleTemplateTable;
+  example: ExampleTable;
   api_key: ApiKeyTable;
   usage_event: UsageEventTable;
   session: SessionTable;

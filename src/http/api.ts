@@ -21,8 +21,12 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[] | undefined> = {
   none: undefined,
 };
 
-/** The byte limit a route's body is held to: BRIER_CONTROL_MAX_BODY_BYTES or BRIER_MAX_BODY_BYTES. */
-export type BodyLimit = 'control' | 'inference';
+/**
+ * The byte limit a route's body is held to: BRIER_CONTROL_MAX_BODY_BYTES, BRIER_MAX_BODY_BYTES, or
+ * an upload's own limit (JSON Lines, UPLOAD_LIMITS.maxBytes), which only the sub-apps with upload
+ * routes provide.
+ */
+export type BodyLimit = 'control' | 'inference' | 'upload';
 
 interface Declaration {
   auth: RouteAuth;
@@ -48,7 +52,8 @@ export function defineRoute<const R extends Omit<RouteConfig, 'security' | 'midd
 export interface ApiOptions {
   guards: Guards;
   /** One body guard per limit (src/http/middleware/body-guard.ts). */
-  bodies: Record<BodyLimit, MiddlewareHandler<AppEnv>>;
+  bodies: Record<Exclude<BodyLimit, 'upload'>, MiddlewareHandler<AppEnv>> &
+    Partial<Record<'upload', MiddlewareHandler<AppEnv>>>;
   /** The limit of this sub-app's bodies, unless a route declares another. */
   bodyLimit: BodyLimit;
 }
@@ -85,6 +90,8 @@ export function createApi(options: ApiOptions) {
       const open = declared.auth === 'none' && route.request?.body === undefined && before.length === 0;
       if (!open) {
         const body = options.bodies[declared.bodyLimit ?? options.bodyLimit];
+        if (!body)
+          throw new Error(`${route.method} ${route.path}: this sub-app has no ${declared.bodyLimit} body guard`);
         app.use(path, options.guards[declared.auth], ...before, body);
       }
     }

@@ -4,6 +4,8 @@ import { checkJsonBounds, clip, describePath } from '../../lib/json-bounds.ts';
 import type { AppEnv } from '../env.ts';
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/** JSON Lines, as upload routes take it (one JSON value per line). */
+export const JSON_LINES_TYPES = ['application/jsonl', 'application/x-ndjson', 'application/json-lines'];
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -14,6 +16,11 @@ export interface BodyGuardOptions {
   maxDepth: number;
   /** Paths that also take a form body (OAuth providers that post their answer back). */
   acceptsForm?(path: string): boolean;
+  /**
+   * 'json-lines': the body is JSON Lines (JSON_LINES_TYPES), checked for UTF-8 here and parsed line
+   * by line, with each line's bounds, by the route (src/systemone/examples.ts). Default 'json'.
+   */
+  format?: 'json' | 'json-lines';
 }
 
 function mediaType(header: string | undefined): string {
@@ -74,8 +81,15 @@ export function bodyGuard(options: BodyGuardOptions) {
     const header = c.req.header('content-type');
     const type = mediaType(header);
     const form = type === FORM_TYPE && options.acceptsForm?.(c.req.path) === true;
+    const lines = options.format === 'json-lines';
+    if (lines && (size > 0 || type !== '') && !JSON_LINES_TYPES.includes(type)) {
+      throw fail(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `content-type: must be application/jsonl (or application/x-ndjson), one JSON object per line; got ${type ? JSON.stringify(clip(type, 80)) : 'none'}`,
+      );
+    }
     // A type is checked whenever one is named, body or not; no type is fine only without a body.
-    if ((size > 0 || type !== '') && !form && !JSON_TYPE.test(type)) {
+    if (!lines && (size > 0 || type !== '') && !form && !JSON_TYPE.test(type)) {
       throw fail(
         'UNSUPPORTED_MEDIA_TYPE',
         `content-type: must be application/json, got ${type ? JSON.stringify(clip(type, 80)) : 'none'}`,
@@ -87,7 +101,7 @@ export function bodyGuard(options: BodyGuardOptions) {
     } catch {
       throw fail('INVALID_JSON', 'body is not valid JSON: it is not UTF-8');
     }
-    if (size > 0 && !form) {
+    if (size > 0 && !form && !lines) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -107,7 +121,7 @@ export function bodyGuard(options: BodyGuardOptions) {
     headers.delete('content-length');
     headers.delete('transfer-encoding');
     // Checked JSON goes on as plain application/json (better-auth accepts no other JSON type).
-    if (!form && type !== '') headers.set('content-type', 'application/json');
+    if (!form && !lines && type !== '') headers.set('content-type', 'application/json');
     c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
     await next();
   });

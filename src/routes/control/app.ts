@@ -8,13 +8,18 @@ import type { UsageReporter } from '../../domain/usage-report.ts';
 import type { UsedLinks } from '../../domain/verification-links.ts';
 import type { DecisionEngine } from '../../engines/engine.ts';
 import { type ApiOptions, createApi } from '../../http/api.ts';
+import { bodyGuard } from '../../http/middleware/body-guard.ts';
 import { csrf } from '../../http/middleware/csrf.ts';
 import type { AuthRateRule, LimiterFactory } from '../../http/middleware/rate-limit.ts';
 import { sessionCookies } from '../../http/session-cookies.ts';
+import { UPLOAD_LIMITS } from '../../systemone/examples.ts';
+import { MAX_JSON_DEPTH } from '../../systemone/protocol.ts';
 import type { SystemOne } from '../../systemone/serve.ts';
+import type { TeachDeps } from '../teach.ts';
 import { registerAccount } from './account/route.ts';
 import { registerAuth } from './auth/route.ts';
 import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
+import { registerExamples } from './examples/route.ts';
 import { registerKeys } from './keys/route.ts';
 import { registerConsoleModel } from './model/route.ts';
 import { registerPlayground } from './playground/route.ts';
@@ -42,11 +47,15 @@ export interface ControlAppDeps extends Omit<ApiOptions, 'bodyLimit'> {
   providers?: SignInProvider[] | undefined;
   /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
   modelCardDir?: string | undefined;
+  /** Labelled examples, outcomes, training jobs and adapters (absent: those routes are not served). */
+  teach?: TeachDeps | undefined;
 }
 
 /** The control plane, mounted at /control/v1: accounts, sessions, keys, usage, the console's playground and model page. */
 export function createControlApp(deps: ControlAppDeps) {
-  const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'control' });
+  // Uploads of labelled examples take JSON Lines up to their own documented limit, not the 16 KiB default.
+  const upload = bodyGuard({ maxBytes: UPLOAD_LIMITS.maxBytes, maxDepth: MAX_JSON_DEPTH, format: 'json-lines' });
+  const api = createApi({ guards: deps.guards, bodies: { ...deps.bodies, upload }, bodyLimit: 'control' });
   if (deps.siteOrigin) {
     api.app.use(
       '*',
@@ -74,6 +83,7 @@ export function createControlApp(deps: ControlAppDeps) {
   registerPlayground(api, { systemOne: deps.systemOne, usage: deps.usage });
   registerConsoleModel(api, { engine: deps.engine, modelCardDir: deps.modelCardDir });
   registerUsage(api, { usage: deps.usage, reporter: deps.reporter });
+  if (deps.teach) registerExamples(api, deps.teach.examples);
   const clearCookies = sessionCookies(deps.publicUrl).clear;
   registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });
   return api.app;

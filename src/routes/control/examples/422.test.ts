@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { jsonl, REFUND, ROUTING, row, upload } from '../../../../test/fixtures/teach.ts';
+import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+
+describe('POST /control/v1/examples 422 (row by row, nothing stored)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await makeTestApp();
+  });
+  after(() => t.close());
+
+  async function refused(body: string) {
+    const res = await upload(t, body);
+    assert.equal(res.status, 422);
+    const json = await res.json();
+    assert.ok(Array.isArray(json.detail));
+    const total = (await (await t.req('/control/v1/examples')).json()).total;
+    assert.equal(total, 0, 'nothing of a refused upload is stored');
+    return json;
+  }
+
+  test('each problem names its line and field; the valid rows of the upload are not stored either', async () => {
+    const body = jsonl([
+      row('ok', { team: ROUTING }, { team: 'billing' }),
+      row('bad label', { team: ROUTING }, { team: 'sales' }),
+      row('ok too', { refund: REFUND }, { refund: true }),
+      row('no label', { refund: REFUND }, {}),
+      row('bad score', { s: { type: 'score', criteria: ['a', 'b'] } }, { s: 5 }),
+    ]);
+    const json = await refused(body);
+    const where = json.detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
+    assert.deepEqual(where, ['body.2.labels.team', 'body.4.labels.refund', 'body.5.labels.s']);
+    assert.match(
+      json.message,
+      /^3 of 5 rows are invalid; nothing was stored: line 2: labels\.team: must be one of the question's labels \("billing", "tech", "other"\), got "sales"/,
+    );
+    assert.match(json.detail[1].msg, /line 4: labels\.refund: missing/);
+    assert.match(json.detail[2].msg, /level index from 0 to 1/);
+  });
+
+  test('malformed JSON, a schema violation and an unknown field are named by line', async () => {
+    const body = [
+      '{"state": "x", ',
+      JSON.stringify({ state: null, questions: { q: REFUND }, labels: { q: true } }),
+      JSON.stringify({ ...row('x', { q: REFUND }, { q: true }), label: 1 }),
+    ].join('\n');
+    const json = await refused(body);
+    const msgs = json.detail.map((d: { msg: string }) => d.msg);
+    assert.match(msgs[0], /^line 1: body: not valid JSON/);
+    assert.match(msgs[1], /^line 2: state: must be a string, a JSON object or a JSON array/);
+    assert.match(msgs[2], /^line 3: body: Unrecognized key: "label"/);
+  });
+
+  test('a noul label must be a boolean, a state has at most 16,384 characters, a line at most 65,536', async () => {
+    const json = await refused(
+      jsonl([
+        row('x', { q: REFUND }, { q: 'yes' }),
+        row('y'.repeat(16_385), { q: REFUND }, { q: true }),
+        row('z'.repeat(70_000), { q: REFUND }, { q: true }),
+      ]),
+    );
+    const msgs = json.detail.map((d: { msg: string }) => d.msg);
+    assert.match(msgs[0], /line 1: labels\.q: must be true or false/);
+    assert.match(msgs[1], /line 2: state: is 16385 characters, the limit is 16384/);
+    assert.match(msgs[2], /line 3: body: is \d+ characters, the limit is 65536/);
+  });
+
+  test('JSON nested past 64 levels and __proto__ keys are refused on their line before validation', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 70; i++) deep = { a: deep };
+    const json = await refused(
+      [
+        JSON.stringify(row(deep, { q: REFUND }, { q: true })),
+        '{"state":"x","questions":{"q":{"type":"noul"}},"labels":{"q":true},"__proto__":{}}',
+      ].join('\n'),
+    );
+    assert.match(json.detail[0].msg, /^line 1: .*JSON nested deeper than 64 levels/);
+    assert.match(json.detail[1].msg, /^line 2: __proto__: "__proto__" is not allowed/);
+  });
+});
