@@ -86,7 +86,7 @@ export function buildApp(deps: AppDeps) {
 
   registerHealthz(app, deps.engine, deps.db, deps.health);
   if (deps.metrics) registerMetrics(app, deps.metrics);
-  app.route('/v1', createV1App({ ...common, siteOrigin: deps.siteOrigin }));
+  app.route('/v1', createV1App({ ...common, siteOrigin: deps.siteOrigin, teach: control.teach }));
   app.route(
     '/control/v1',
     createControlApp({

@@ -11,6 +11,8 @@ import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
 import { createExampleStore } from './domain/examples.ts';
 import { createKeyService } from './domain/keys.ts';
+import { createOutcomes } from './domain/outcomes.ts';
+import { createRetention } from './domain/retention.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
 import { createUsedLinks } from './domain/verification-links.ts';
@@ -212,6 +214,9 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       'reason',
     );
   }
+  const examples = createExampleStore(db, { limits: options.exampleLimits });
+  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs });
+  const teach = { examples, retention, outcomes: createOutcomes({ retention, examples }) };
   const app = buildApp({
     db,
     engine,
@@ -242,7 +247,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       modelCardDir: options.modelCardDir ?? (engine.info.id.startsWith('brier-lite') ? BRIER_LITE_CARD : undefined),
       consoleDir: options.consoleDir,
       docsDir: options.docsDir,
-      teach: { examples: createExampleStore(db, { limits: options.exampleLimits }) },
+      teach,
     },
   });
 
@@ -258,7 +263,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     await mailer.close();
     await limits.close();
   }
-  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, close };
+  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

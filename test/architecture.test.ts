@@ -22,7 +22,7 @@ export const ALLOWED: Record<string, readonly string[]> = {
   observability: ['lib', 'engines'],
   mail: ['lib', 'observability'],
   db: ['lib', 'observability'],
-  domain: ['lib', 'db'],
+  domain: ['lib', 'db', 'systemone'],
   auth: ['lib', 'config.ts', 'db', 'mail', 'observability'],
   http: ['lib', 'auth', 'db', 'domain', 'engines', 'observability', 'systemone'],
   routes: ['lib', 'auth', 'db', 'domain', 'engines', 'http', 'observability', 'systemone'],

@@ -4,6 +4,7 @@ import { migrate } from '../db/migrate.ts';
 import { openDb } from '../db/open.ts';
 import { createAccountService } from '../domain/accounts.ts';
 import { createKeyService } from '../domain/keys.ts';
+import { createRetention } from '../domain/retention.ts';
 import { isDomainError } from '../lib/errors.ts';
 
 export interface CliIo {
@@ -63,6 +64,8 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
         io.stderr(`no active key ${values.id} for ${account.email}`);
         return 1;
       }
+      // What was retained of the key's requests goes with it.
+      await createRetention(db).forgetKey(account.id, values.id);
       io.stdout(`Revoked ${values.id}.`);
     }
     return 0;

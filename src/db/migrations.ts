@@ -176,5 +176,42 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0007_retention': {
+      // Opt-in retention of request content (issue 23): policies per account or key, and the retained
+      // requests, which go with their account (ON DELETE CASCADE) and are deleted with their key.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('retention_policy')
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('days', 'integer', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('retention_policy_pk', ['user_id', 'scope'])
+          .execute();
+        await db.schema
+          .createTable('retained_request')
+          .addColumn('request_id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('questions', 'text', (c) => c.notNull())
+          .addColumn('answers', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('retained_request_user_idx')
+          .on('retained_request')
+          .columns(['user_id', 'created_at'])
+          .execute();
+        await db.schema.createIndex('retained_request_key_idx').on('retained_request').column('key_id').execute();
+        await db.schema
+          .createIndex('retained_request_expiry_idx')
+          .on('retained_request')
+          .column('expires_at')
+          .execute();
+      },
+    },
   };
 }

@@ -121,8 +121,37 @@ export interface ExampleTable {
   created_at: Ms;
 }
 
+/** Opt-in retention of request content (migration 0007): per account (scope 'account') or per key (its id). */
+export interface RetentionPolicyTable {
+  user_id: string;
+  scope: string;
+  /** Days a retained request is kept. */
+  days: number;
+  updated_at: Ms;
+}
+
+/** A /v1/systemone request kept because its key or account opted in (migration 0007). */
+export interface RetainedRequestTable {
+  /** The response's x-request-id. */
+  request_id: string;
+  user_id: string;
+  key_id: string;
+  /** The model id that answered (the base model or an adapter). */
+  model: string;
+  /** The request's state as compact JSON. */
+  state: string;
+  /** The request's questions map as compact JSON. */
+  questions: string;
+  /** The answers as served, compact JSON. */
+  answers: string;
+  created_at: Ms;
+  expires_at: Ms;
+}
+
 export interface Database {
   user: UserTable;
+  retention_policy: RetentionPolicyTable;
+  retained_request: RetainedRequestTable;
   example_template: ExampleTemplateTable;
   example: ExampleTable;
   api_key: ApiKeyTable;

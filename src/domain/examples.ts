@@ -84,7 +84,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     const total = Number(n);
     if (total + incoming > limits.perAccount) {
       throw fail(
-        'CONFLICT',
+        'EXAMPLE_LIMIT',
         `this account has ${total} labelled examples and the upload adds ${incoming}: at most ${limits.perAccount} per account (the limit); nothing was stored. Delete a template's examples first`,
       );
     }
@@ -93,7 +93,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     const fresh = [...templates].filter((t) => !ids.has(t)).length;
     if (ids.size + fresh > limits.templatesPerAccount) {
       throw fail(
-        'CONFLICT',
+        'EXAMPLE_LIMIT',
         `this account has ${ids.size} question templates and the upload adds ${fresh}: at most ${limits.templatesPerAccount} per account (the limit); nothing was stored`,
       );
     }

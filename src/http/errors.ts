@@ -28,6 +28,16 @@ export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: str
   CSRF: { status: 403, type: 'csrf_rejected', when: 'a cookie-authenticated mutation from an untrusted origin' },
   NOT_FOUND: { status: 404, type: 'not_found', when: 'Not found' },
   KEY_LIMIT: { status: 409, type: 'key_limit_reached', when: 'active key cap reached' },
+  EXAMPLE_LIMIT: {
+    status: 409,
+    type: 'example_limit_reached',
+    when: "an upload or outcome past the account's labelled-example or template limit (nothing stored)",
+  },
+  RETENTION_OFF: {
+    status: 409,
+    type: 'retention_off',
+    when: 'an outcome for a request whose content was not kept: retention is off for its key and account',
+  },
   CONFLICT: { status: 409, type: 'conflict', when: 'Conflict' },
   RATE_LIMITED: { status: 429, type: 'rate_limit_exceeded', when: 'Rate limited' },
   OVERLOADED: { status: 503, type: 'overloaded', when: 'queue full' },

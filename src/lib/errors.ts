@@ -19,6 +19,8 @@ export type ErrorCode =
   | 'CSRF'
   | 'NOT_FOUND'
   | 'KEY_LIMIT'
+  | 'EXAMPLE_LIMIT'
+  | 'RETENTION_OFF'
   | 'CONFLICT'
   | 'RATE_LIMITED'
   | 'OVERLOADED'

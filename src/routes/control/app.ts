@@ -22,7 +22,9 @@ import { registerAuthProviders, type SignInProvider } from './auth-providers/rou
 import { registerExamples } from './examples/route.ts';
 import { registerKeys } from './keys/route.ts';
 import { registerConsoleModel } from './model/route.ts';
+import { registerOutcomes } from './outcomes/route.ts';
 import { registerPlayground } from './playground/route.ts';
+import { registerRetention } from './retention/route.ts';
 import { registerUsage } from './usage/route.ts';
 
 export interface ControlAppDeps extends Omit<ApiOptions, 'bodyLimit'> {
@@ -62,7 +64,7 @@ export function createControlApp(deps: ControlAppDeps) {
       cors({
         origin: deps.siteOrigin,
         allowHeaders: ['authorization', 'content-type'],
-        allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+        allowMethods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
         exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
         credentials: true,
         maxAge: 600,
@@ -78,12 +80,16 @@ export function createControlApp(deps: ControlAppDeps) {
     rateRules: deps.authRateRules,
     maxBodyBytes: deps.maxBodyBytes,
   });
-  registerKeys(api, deps.keys);
+  registerKeys(api, deps.keys, deps.teach?.retention);
   registerAuthProviders(api, deps.providers ?? []);
   registerPlayground(api, { systemOne: deps.systemOne, usage: deps.usage });
   registerConsoleModel(api, { engine: deps.engine, modelCardDir: deps.modelCardDir });
   registerUsage(api, { usage: deps.usage, reporter: deps.reporter });
-  if (deps.teach) registerExamples(api, deps.teach.examples);
+  if (deps.teach) {
+    registerExamples(api, deps.teach.examples);
+    registerRetention(api, deps.teach.retention);
+    registerOutcomes(api, deps.teach.outcomes);
+  }
   const clearCookies = sessionCookies(deps.publicUrl).clear;
   registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });
   return api.app;

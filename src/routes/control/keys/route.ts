@@ -1,4 +1,5 @@
 import type { KeyService, KeyListing as Listing } from '../../../domain/keys.ts';
+import type { Retention } from '../../../domain/retention.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
@@ -56,7 +57,7 @@ function wire(k: Listing) {
   };
 }
 
-export function registerKeys(api: Api, keys: KeyService): void {
+export function registerKeys(api: Api, keys: KeyService, retention?: Retention): void {
   api.openapi(createKeyRoute, async (c) => {
     const { name } = c.req.valid('json');
     const created = await keys.create(c.get('account').userId, name);
@@ -68,8 +69,10 @@ export function registerKeys(api: Api, keys: KeyService): void {
   });
   api.openapi(revokeKeyRoute, async (c) => {
     const { id } = c.req.valid('param');
-    if (!(await keys.revoke(c.get('account').userId, id)))
-      throw fail('NOT_FOUND', `no active API key ${id} in this account`);
+    const userId = c.get('account').userId;
+    if (!(await keys.revoke(userId, id))) throw fail('NOT_FOUND', `no active API key ${id} in this account`);
+    // What was retained of the key's requests goes with it.
+    await retention?.forgetKey(userId, id);
     return c.body(null, 204);
   });
 }

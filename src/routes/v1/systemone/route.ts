@@ -1,3 +1,4 @@
+import type { Retention } from '../../../domain/retention.ts';
 import type { UsageRecorder } from '../../../domain/usage.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
@@ -25,16 +26,43 @@ export const systemOneRoute = defineRoute({
   },
 });
 
-export function registerSystemOne(api: Api, deps: { systemOne: SystemOne; usage: UsageRecorder }): void {
+/** Response header: the days this request's content is kept (present only when retention is on). */
+export const RETAINED_HEADER = 'x-brier-retained-days';
+
+export function registerSystemOne(
+  api: Api,
+  deps: { systemOne: SystemOne; usage: UsageRecorder; retention?: Retention | undefined },
+): void {
   // Metered before the body is read, so that refusals of the body (413, 415, 400) are counted too.
   const before = [usageMeter(deps.usage, SYSTEMONE_PATH)];
   api.openapi(
     systemOneRoute,
     async (c) => {
-      const { response, consumed } = await deps.systemOne.serve(c.req.valid('json'), c.req.raw.signal);
+      const body = c.req.valid('json');
+      const { response, consumed } = await deps.systemOne.serve(body, c.req.raw.signal);
       c.set('metered', consumed);
+      const headers: Record<string, string> = {};
       const abstained = abstainedHeader(response);
-      return c.json(response, 200, abstained ? { [ABSTAINED_HEADER]: abstained } : {});
+      if (abstained) headers[ABSTAINED_HEADER] = abstained;
+      // Opt-in only: without a retention period for the key or its account nothing of the request is kept.
+      const owner = c.get('owner');
+      const days = owner && deps.retention ? await deps.retention.daysFor(owner.userId, owner.keyId) : null;
+      if (owner && deps.retention && days !== null) {
+        await deps.retention.keep(
+          owner.userId,
+          {
+            requestId: c.get('requestId'),
+            keyId: owner.keyId,
+            model: response.model,
+            state: JSON.stringify(body.state),
+            questions: JSON.stringify(body.questions),
+            answers: JSON.stringify(response.answers),
+          },
+          days,
+        );
+        headers[RETAINED_HEADER] = String(days);
+      }
+      return c.json(response, 200, headers);
     },
     { before },
   );

@@ -1,0 +1,73 @@
+/**
+ * Observed outcomes of past decisions: the true label of one question of a retained request, given
+ * by its request id (the response's x-request-id) and question id, becomes a labelled example of the
+ * question's template. Without retention nothing of the request was kept, and the refusal says so.
+ */
+import { fail } from '../lib/errors.ts';
+import { clip } from '../lib/json-bounds.ts';
+import { canonicalLabel } from '../systemone/examples.ts';
+import type { WireQuestion } from '../systemone/protocol.ts';
+import { templateOf } from '../systemone/templates.ts';
+import type { ExampleStore } from './examples.ts';
+import type { Retention } from './retention.ts';
+
+export interface Outcome {
+  requestId: string;
+  questionId: string;
+  /** noul true/false, choice a label, score a level index (or its text). */
+  label: unknown;
+}
+
+export interface RecordedOutcome {
+  exampleId: string;
+  templateId: string;
+  /** The canonical label stored. */
+  label: string;
+  /** An earlier outcome of the same request and question was corrected. */
+  replaced: boolean;
+}
+
+export function createOutcomes(deps: { retention: Retention; examples: ExampleStore }) {
+  async function record(userId: string, outcome: Outcome): Promise<RecordedOutcome> {
+    const id = JSON.stringify(clip(outcome.requestId, 64));
+    const retained = await deps.retention.find(userId, outcome.requestId);
+    if (!retained) {
+      const policy = await deps.retention.policy(userId);
+      if (policy.account === null && Object.keys(policy.keys).length === 0) {
+        throw fail(
+          'RETENTION_OFF',
+          `request_id: the content of request ${id} was not kept, so an outcome cannot be linked to it: request retention is off for this account and all its keys (the default). Turn it on with PUT /control/v1/retention; it applies to requests made after that`,
+        );
+      }
+      throw fail(
+        'NOT_FOUND',
+        `request_id: no retained request ${id} in this account (requests are kept only when made with a key whose retention is on, from then on and for its period)`,
+      );
+    }
+    const questions = JSON.parse(retained.questions) as Record<string, WireQuestion>;
+    const question = Object.hasOwn(questions, outcome.questionId) ? questions[outcome.questionId] : undefined;
+    if (!question) {
+      throw fail(
+        'NOT_FOUND',
+        `question_id: request ${id} has no question ${JSON.stringify(clip(outcome.questionId, 128))}`,
+      );
+    }
+    const label = canonicalLabel(question, outcome.label);
+    if ('error' in label) throw fail('BAD_REQUEST', `label: ${label.error}`);
+    const template = templateOf(question);
+    const stored = await deps.examples.addOutcome(userId, {
+      templateId: template.id,
+      type: template.type,
+      question: template.canonical,
+      state: retained.state,
+      label: label.label,
+      requestId: outcome.requestId,
+      questionId: outcome.questionId,
+    });
+    return { exampleId: stored.id, templateId: template.id, label: label.label, replaced: stored.replaced };
+  }
+
+  return { record };
+}
+
+export type Outcomes = ReturnType<typeof createOutcomes>;
