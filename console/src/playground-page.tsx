@@ -187,6 +187,17 @@ function Bars({ rows, pref }: { rows: OptionBar[]; pref: Preference }) {
   );
 }
 
+/** Notes that the wire's `choice` field still names an option (choice questions only). */
+function StillNames({ field }: { field?: string | undefined }) {
+  if (!field) return null;
+  return (
+    <>
+      {' '}
+      (the response's <code>choice</code> still names <code>{field}</code>)
+    </>
+  );
+}
+
 /**
  * Says that an abstained answer carries no information, and that a tied one prefers nothing, instead
  * of badging one of the options.
@@ -197,13 +208,7 @@ function NoPreference({ pref, field }: { pref: Preference; field?: string | unde
       <p className="no-preference" data-testid="no-information">
         <span className="badge neutral">no information</span> the model abstained on this question: these numbers are
         the uninformative answer, not a judgement
-        {field ? (
-          <>
-            {' '}
-            (the response's <code>choice</code> still names <code>{field}</code>)
-          </>
-        ) : null}
-        .
+        <StillNames field={field} />.
       </p>
     );
   }
@@ -211,13 +216,7 @@ function NoPreference({ pref, field }: { pref: Preference; field?: string | unde
   return (
     <p className="no-preference" data-testid="no-preference">
       <span className="badge neutral">no preference</span> {describeTie(pref.labels, pref.p)}
-      {field ? (
-        <>
-          {' '}
-          (the response's <code>choice</code> still names <code>{field}</code>)
-        </>
-      ) : null}
-      .
+      <StillNames field={field} />.
     </p>
   );
 }
