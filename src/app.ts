@@ -6,6 +6,7 @@ import { createOpenApiApp } from './http/api.ts';
 import { handleErrors, notFound } from './http/errors.ts';
 import { createGuards } from './http/middleware/auth.ts';
 import { bodyGuard, connectionHygiene } from './http/middleware/body-guard.ts';
+import { clientAddress } from './http/middleware/client-address.ts';
 import { databaseOutage } from './http/middleware/database-outage.ts';
 import { requestId } from './http/middleware/request-id.ts';
 import { requestLog } from './http/middleware/request-log.ts';
@@ -39,6 +40,8 @@ export interface AppDeps {
   metrics?: { metrics: Metrics; token: string | undefined } | undefined;
   /** What /healthz reports besides the engine and the database (rate-limit store, workers). */
   health?: HealthProbes | undefined;
+  /** Load balancers whose X-Forwarded-For is believed for rate limits (BRIER_TRUSTED_PROXIES). */
+  trustedProxies?: readonly string[] | undefined;
 }
 
 /** The control plane's own dependencies (the rest it shares with /v1), and where the console and docs builds are. */
@@ -76,6 +79,7 @@ export function buildApp(deps: AppDeps) {
   if (deps.metrics) app.use('*', requestMetrics(deps.metrics.metrics));
   app.use('*', requestLog(deps.logger));
   app.use('*', databaseOutage(deps.db));
+  app.use('*', clientAddress(deps.trustedProxies ?? []));
 
   const guards = createGuards({ keys: deps.keys, auth: control.auth });
   const bodies = {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import * as z from 'zod';
 
@@ -61,6 +62,7 @@ const Env = z.object({
   BRIER_WORKER_HEALTH_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   BRIER_USAGE_BUFFER_MAX: z.coerce.number().int().min(100).default(100_000),
   BRIER_DB_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  BRIER_TRUSTED_PROXIES: z.string().min(1).optional(),
 });
 
 /** A third-party sign-in provider's client credentials. */
@@ -132,6 +134,8 @@ export interface Config {
   usageBufferMax: number;
   /** PostgreSQL: longest wait for a connection and for one query (ms), so that a slow database gives 503s, not hangs. */
   dbTimeoutMs: number;
+  /** Addresses of the load balancers whose X-Forwarded-For is believed for rate limits. */
+  trustedProxies: string[];
 }
 
 /** A worker URL: http(s):// (a Brier worker), openai+http(s):// (vLLM, SGLang, llama.cpp server) or systemone+http(s)://. */
@@ -184,6 +188,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (workers.some((w) => /^https?:/.test(w)) && !e.BRIER_WORKER_TOKEN) {
     throw new Error('invalid configuration:\n  BRIER_WORKER_TOKEN: required when BRIER_WORKERS lists Brier workers');
   }
+  const trustedProxies = (e.BRIER_TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const badProxy = trustedProxies.find(
+    (a) => !/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a) || isIP(a.split('/')[0] ?? '') === 0,
+  );
+  if (badProxy !== undefined) {
+    throw new Error(
+      `invalid configuration:\n  BRIER_TRUSTED_PROXIES: ${JSON.stringify(badProxy.slice(0, 60))} is not an IP address or CIDR range`,
+    );
+  }
   if (workers.length > 0 && e.BRIER_MODEL) {
     throw new Error(
       'invalid configuration:\n  BRIER_MODEL: unset it when BRIER_WORKERS is set (the workers serve the model)',
@@ -234,5 +250,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerHealthMs: e.BRIER_WORKER_HEALTH_MS,
     usageBufferMax: e.BRIER_USAGE_BUFFER_MAX,
     dbTimeoutMs: e.BRIER_DB_TIMEOUT_MS,
+    trustedProxies,
   };
 }

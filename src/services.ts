@@ -66,6 +66,8 @@ export interface ServiceOptions {
   modelCardDir?: string | undefined;
   /** Most usage events buffered while the database is down (default 100,000); past it they are dropped and counted. */
   usageBufferMax?: number | undefined;
+  /** Load balancers whose X-Forwarded-For is believed for rate limits (BRIER_TRUSTED_PROXIES). */
+  trustedProxies?: readonly string[] | undefined;
   /** Per-account limits of labelled examples (default EXAMPLE_LIMITS; tests lower them). */
   exampleLimits?: { perAccount: number; templatesPerAccount: number } | undefined;
 }
@@ -228,6 +230,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     controlMaxBodyBytes: options.controlMaxBodyBytes ?? 16_384,
     siteOrigin: options.siteOrigin,
     metrics: options.metricsEnabled === false ? undefined : { metrics, token: options.metricsToken },
+    trustedProxies: options.trustedProxies,
     health: {
       rateLimits: limits.health,
       ...(pool

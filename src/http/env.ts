@@ -17,5 +17,7 @@ export interface AppEnv {
     metered: Metered;
     /** Set once the body guard has read and checked the body (it may be mounted on overlapping paths). */
     bodyGuarded: boolean;
+    /** The client's address for rate limits (src/http/middleware/client-address.ts); unset: the socket's. */
+    clientIp?: string;
   };
 }

@@ -121,8 +121,13 @@ export function createLimiterFactory(store: LimiterStore, logger: Logger) {
 
 export type LimiterFactory = ReturnType<typeof createLimiterFactory>;
 
-/** The client address as the socket sees it (proxies are not trusted: X-Forwarded-For can be forged). */
+/**
+ * The client address: what the client-address middleware resolved (X-Forwarded-For only from
+ * BRIER_TRUSTED_PROXIES), else the socket's peer.
+ */
 export function clientIp(c: Context): string {
+  const resolved = (c as Context<AppEnv>).get('clientIp');
+  if (resolved) return resolved;
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {
