@@ -63,6 +63,7 @@ const Env = z.object({
   BRIER_USAGE_BUFFER_MAX: z.coerce.number().int().min(100).default(100_000),
   BRIER_DB_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
   BRIER_TRUSTED_PROXIES: z.string().min(1).optional(),
+  BRIER_TRAINING_JOBS: z.enum(['on', 'off']).default('on'),
 });
 
 /** A third-party sign-in provider's client credentials. */
@@ -136,6 +137,8 @@ export interface Config {
   dbTimeoutMs: number;
   /** Addresses of the load balancers whose X-Forwarded-For is believed for rate limits. */
   trustedProxies: string[];
+  /** This gateway runs queued adapter training jobs in the background (one at a time, low priority). */
+  trainingJobs: boolean;
 }
 
 /** A worker URL: http(s):// (a Brier worker), openai+http(s):// (vLLM, SGLang, llama.cpp server) or systemone+http(s)://. */
@@ -251,5 +254,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     usageBufferMax: e.BRIER_USAGE_BUFFER_MAX,
     dbTimeoutMs: e.BRIER_DB_TIMEOUT_MS,
     trustedProxies,
+    trainingJobs: e.BRIER_TRAINING_JOBS === 'on',
   };
 }

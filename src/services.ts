@@ -9,7 +9,9 @@ import type { OAuthClient, RateLimitStore } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
+import { createAdapterStore } from './domain/adapters.ts';
 import { createExampleStore } from './domain/examples.ts';
+import { createJobQueue } from './domain/jobs.ts';
 import { createKeyService } from './domain/keys.ts';
 import { createOutcomes } from './domain/outcomes.ts';
 import { createRetention } from './domain/retention.ts';
@@ -20,12 +22,14 @@ import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
 import type { EnginePool } from './engines/upstream/pool.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
+import { createJobRunner, type Fitter, MIN_EXAMPLES_PER_TEMPLATE } from './jobs/runner.ts';
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { SignInProvider } from './routes/control/auth-providers/route.ts';
 import type { RateLimitHealth } from './routes/healthz/route.ts';
+import { createAdapterResolver } from './systemone/adapters.ts';
 import { createSystemOne } from './systemone/serve.ts';
 
 export interface ServiceOptions {
@@ -70,6 +74,12 @@ export interface ServiceOptions {
   trustedProxies?: readonly string[] | undefined;
   /** Per-account limits of labelled examples (default EXAMPLE_LIMITS; tests lower them). */
   exampleLimits?: { perAccount: number; templatesPerAccount: number } | undefined;
+  /** Run adapter training jobs in the background (BRIER_TRAINING_JOBS; default false here, on in the server). */
+  trainingJobs?: boolean | undefined;
+  /** Training jobs: the lease, the queue poll interval (ms) and the fitting step (tests). */
+  jobLeaseMs?: number | undefined;
+  jobPollMs?: number | undefined;
+  fitter?: Fitter | undefined;
 }
 
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
@@ -157,7 +167,34 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   });
   // The one owner of the model: its queue, its limits, its token counting.
   const host = createEngineHost(engine, { queueLimit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
-  const systemOne = createSystemOne(host);
+  // Labelled examples, retention, outcomes, training jobs and adapters (issue 23).
+  const examples = createExampleStore(db, { limits: options.exampleLimits });
+  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs });
+  const jobs = createJobQueue(db);
+  const adapters = createAdapterStore(db);
+  const resolver = createAdapterResolver(adapters, engine, { ttlMs: options.keyCacheTtlMs });
+  const teach = {
+    examples,
+    retention,
+    outcomes: createOutcomes({ retention, examples }),
+    jobs,
+    adapters,
+    resolver,
+    minExamples: MIN_EXAMPLES_PER_TEMPLATE,
+    baseModel: () => engine.info.id,
+  };
+  const runner = createJobRunner({
+    jobs,
+    examples,
+    adapters,
+    host,
+    logger,
+    retention,
+    leaseMs: options.jobLeaseMs,
+    pollMs: options.jobPollMs,
+    fit: options.fitter,
+  });
+  const systemOne = createSystemOne(host, { adapters: resolver });
   // Metrics: the registry the HTTP middleware records into, queue gauges read from the scheduler, the engine's cache/batch hook.
   const metrics = createMetrics();
   metrics.observeQueue(host.scheduler);
@@ -216,9 +253,6 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       'reason',
     );
   }
-  const examples = createExampleStore(db, { limits: options.exampleLimits });
-  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs });
-  const teach = { examples, retention, outcomes: createOutcomes({ retention, examples }) };
   const app = buildApp({
     db,
     engine,
@@ -256,6 +290,8 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
 
   /** Drains what is buffered and closes mail and rate-limit clients; the caller closes the engine and the database afterwards. */
   async function close(): Promise<void> {
+    // A running training job is handed back to the queue for another instance (or the next start).
+    await runner.stop();
     await usage.close();
     if (usage.pendingCount() > 0) {
       logger.error(
@@ -266,7 +302,8 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     await mailer.close();
     await limits.close();
   }
-  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, close };
+  if (options.trainingJobs) runner.start();
+  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, runner, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

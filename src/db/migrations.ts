@@ -213,5 +213,50 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0008_adapters': {
+      // Adapter training jobs, queued in the database and claimed with a lease (issue 23), and the adapters
+      // they fit. Both go with their account.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('training_job')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('templates', 'text')
+          .addColumn('progress', 'integer', (c) => c.notNull())
+          .addColumn('stage', 'text', (c) => c.notNull())
+          .addColumn('message', 'text', (c) => c.notNull())
+          .addColumn('result', 'text')
+          .addColumn('adapter_id', 'text')
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('started_at', 'bigint')
+          .addColumn('finished_at', 'bigint')
+          .execute();
+        await db.schema
+          .createIndex('training_job_status_idx')
+          .on('training_job')
+          .columns(['status', 'created_at'])
+          .execute();
+        await db.schema
+          .createIndex('training_job_user_idx')
+          .on('training_job')
+          .columns(['user_id', 'created_at'])
+          .execute();
+        await db.schema
+          .createTable('adapter')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('base_model', 'text', (c) => c.notNull())
+          .addColumn('job_id', 'text', (c) => c.notNull())
+          .addColumn('artifact', 'text', (c) => c.notNull())
+          .addColumn('report', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('adapter_user_idx').on('adapter').column('user_id').execute();
+      },
+    },
   };
 }

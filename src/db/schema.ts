@@ -148,8 +148,46 @@ export interface RetainedRequestTable {
   expires_at: Ms;
 }
 
+/** A queued adapter training job (migration 0008); claimed by one process at a time through its lease. */
+export interface TrainingJobTable {
+  id: string;
+  user_id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  /** Template ids to fit (JSON array), or null: every template with enough examples. */
+  templates: string | null;
+  /** Progress in thousandths (0..1000). */
+  progress: number;
+  stage: string;
+  message: string;
+  /** The job's report (JSON): per template, held-out metrics before and after, reliability, served or not. */
+  result: string | null;
+  adapter_id: string | null;
+  attempts: number;
+  /** The process holding the job while it runs, and until when (a lapsed lease lets another take it over). */
+  lease_owner: string | null;
+  lease_until: ColumnType<number | null, number | null, number | null>;
+  created_at: Ms;
+  started_at: ColumnType<number | null, number | null, number | null>;
+  finished_at: ColumnType<number | null, number | null, number | null>;
+}
+
+/** A fitted adapter (migration 0008): a model id of its account, served on its base model. */
+export interface AdapterTable {
+  id: string;
+  user_id: string;
+  base_model: string;
+  job_id: string;
+  /** AdapterFile JSON (src/engines/adapters/adapter.ts). */
+  artifact: string;
+  /** Per template: held-out metrics before and after, reliability data (JSON). */
+  report: string;
+  created_at: Ms;
+}
+
 export interface Database {
   user: UserTable;
+  training_job: TrainingJobTable;
+  adapter: AdapterTable;
   retention_policy: RetentionPolicyTable;
   retained_request: RetainedRequestTable;
   example_template: ExampleTemplateTable;

@@ -34,8 +34,9 @@ export async function createEngine(config: Config, events: PoolEvents = {}): Pro
       });
     }
     case 'embedded': {
-      const { createEmbeddedEngine } = await import('./embedded/index.ts');
-      return createEmbeddedEngine({ threads: config.threads, parallelism: config.engineParallelism });
+      // The embedded engine with its state features, which adapters' probes read.
+      const { createFeaturizedEmbeddedEngine } = await import('./embedded/featurized.ts');
+      return createFeaturizedEmbeddedEngine({ threads: config.threads, parallelism: config.engineParallelism });
     }
     case 'upstream': {
       const { createUpstreamEngine } = await import('./upstream/system-one.ts');

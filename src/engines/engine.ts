@@ -58,6 +58,19 @@ export interface EngineMetrics {
 }
 
 /**
+ * State features an engine exposes for adapters (src/engines/adapters): a probe fitted on them by a
+ * training job runs on the same features at serving time. The embedded engine's are its USE-lite
+ * state embedding; engines without features get calibration-only adapters.
+ */
+export interface EngineFeatures {
+  /** Names the feature space; an adapter's probe runs only where the engine's id is the same. */
+  id: string;
+  dim: number;
+  /** The features of a request's state, as the engine reads it (cheap right after answering it). */
+  state(request: DecisionRequest, signal?: AbortSignal): Promise<Float32Array>;
+}
+
+/**
  * A decision engine answers every question of a request with a probability distribution,
  * without generating text. Implementations live in engines/<name>/ and are built by factories.
  */
@@ -79,4 +92,6 @@ export interface DecisionEngine {
   readonly parallelism?: number;
   /** Reports to `metrics` from now on (optional; engines built with a metrics option need not). */
   attachMetrics?(metrics: EngineMetrics): void;
+  /** State features for adapters' probes (optional). */
+  readonly features?: EngineFeatures;
 }

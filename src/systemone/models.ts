@@ -1,4 +1,5 @@
 import type { DecisionEngine } from '../engines/engine.ts';
+import type { ServedAdapter } from './adapters.ts';
 import type { ModelEntry } from './protocol.ts';
 
 /** Names the System One SDKs send by default; all resolve to the default model. */
@@ -14,6 +15,19 @@ export function describeModel(engine: DecisionEngine): ModelEntry {
     id: engine.info.id,
     description: engine.info.description,
     release_date: engine.info.releaseDate,
+    context_limit: engine.limits.contextTokens,
+    input_limit: engine.limits.inputTokens,
+  };
+}
+
+/** An account's adapter as its /v1/models lists it: the base model's limits, its own id. */
+export function describeAdapter(engine: DecisionEngine, adapter: ServedAdapter): ModelEntry {
+  const n = adapter.heads.size;
+  return {
+    name: adapter.id,
+    id: adapter.id,
+    description: `This account's adapter of ${adapter.base} for ${n} question template${n === 1 ? '' : 's'}; other questions are answered by the base model (see each answer's answered_by).`,
+    release_date: new Date(adapter.createdAt).toISOString().slice(0, 10),
     context_limit: engine.limits.contextTokens,
     input_limit: engine.limits.inputTokens,
   };

@@ -83,11 +83,10 @@ export const Question = z.discriminatedUnion('type', [NoulQuestion, ChoiceQuesti
 
 export const SystemOneRequest = z
   .object({
-    model: z
-      .string()
-      .max(MAX_MODEL_CHARS, `at most ${MAX_MODEL_CHARS} characters (the limit)`)
-      .optional()
-      .openapi({ description: 'brier-latest (default), jev-latest, jev-preview, or the exact model id.' }),
+    model: z.string().max(MAX_MODEL_CHARS, `at most ${MAX_MODEL_CHARS} characters (the limit)`).optional().openapi({
+      description:
+        "brier-latest (default), jev-latest, jev-preview, the exact model id, or one of the account's adapters (ft:...).",
+    }),
     state: JsonText,
     questions: z
       .record(
@@ -122,12 +121,19 @@ const Abstained = z.boolean().openapi({
     "Brier extension: true when the answer carries no information (every probability within 0.02 of 1/k): the model abstained, and the numbers are the uninformative answer, not a judgement. The response's `x-brier-abstained` header lists such question ids (percent-encoded, comma-separated; `*` past 2,048 characters).",
 });
 
+/** Brier's extension naming who answered, when the request named an adapter (absent otherwise). */
+const AnsweredBy = z.string().optional().openapi({
+  description:
+    "Brier extension, present when the request's `model` is one of the account's adapters: the adapter id when this question matched one of its templates (type, instructions and criteria) and the adapter answered it, or the base model id when the question fell back to the base model.",
+});
+
 export const Answer = z
   .discriminatedUnion('type', [
     z.object({
       type: z.literal('noul'),
       noul: z.number().openapi({ description: 'P(yes), rounded to 2 decimals.' }),
       abstained: Abstained,
+      answered_by: AnsweredBy,
     }),
     z.object({
       type: z.literal('choice'),
@@ -135,6 +141,7 @@ export const Answer = z
       confidence: z.number().openapi({ description: 'clip((k·pmax − 1)/(k − 1), 0, 1), rounded to 2 decimals.' }),
       probabilities: Probabilities,
       abstained: Abstained,
+      answered_by: AnsweredBy,
     }),
     z.object({
       type: z.literal('score'),
@@ -143,13 +150,16 @@ export const Answer = z
       legend: z.record(z.string(), z.unknown()),
       probabilities: Probabilities,
       abstained: Abstained,
+      answered_by: AnsweredBy,
     }),
   ])
   .openapi('Answer');
 
 export const SystemOneResponse = z
   .object({
-    model: z.string().openapi({ description: 'The versioned id of the model that answered.' }),
+    model: z
+      .string()
+      .openapi({ description: "The versioned id of the model that answered (or the adapter's id; see answered_by)." }),
     answers: z.record(z.string(), Answer),
     usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
   })

@@ -2,13 +2,16 @@
  * Serving System One, free of HTTP: one validated request in, the wire response and what it consumed
  * out. Both POST /v1/systemone and the console playground call `serve`.
  */
+import { applyHead } from '../engines/adapters/adapter.ts';
 import type { EngineHost } from '../engines/host.ts';
 import { fail } from '../lib/errors.ts';
 import { clip } from '../lib/json-bounds.ts';
+import type { AdapterResolver, ServedAdapter } from './adapters.ts';
 import { toWireAnswer } from './answers.ts';
 import { MODEL_ALIASES } from './models.ts';
 import { toDecisionRequest } from './normalize.ts';
 import type { SystemOneRequest, SystemOneResponse, WireAnswer, WireQuestion } from './protocol.ts';
+import { fromCanonical, templateOf, toCanonical } from './templates.ts';
 
 /** What one answered request consumed of the model, as usage metering records it. */
 export interface Consumption {
@@ -37,32 +40,90 @@ export function abstainedHeader(response: SystemOneResponse): string | undefined
   return value.length <= ABSTAINED_HEADER_MAX ? value : '*';
 }
 
-export function createSystemOne(host: EngineHost) {
+export interface SystemOneOptions {
+  /** The accounts' adapters (absent: only the base model is served). */
+  adapters?: AdapterResolver | undefined;
+}
+
+/** Who is asking: an account's adapters are model ids for that account only. */
+export interface ServeContext {
+  account?: string | undefined;
+}
+
+export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}) {
   const { engine } = host;
 
-  function resolveModel(requested: string | undefined): string {
-    const id = engine.info.id;
-    if (requested === undefined || requested === id || (MODEL_ALIASES as readonly string[]).includes(requested))
-      return id;
-    throw fail(
-      'UNKNOWN_MODEL',
-      `model ${JSON.stringify(clip(requested, 128))} is not served here; use brier-latest or ${id}`,
+  function isBase(requested: string | undefined): boolean {
+    return (
+      requested === undefined ||
+      requested === engine.info.id ||
+      (MODEL_ALIASES as readonly string[]).includes(requested)
     );
   }
 
-  /** Resolves the model, asks the engine's host, and shapes the answers. */
+  function unknownModel(requested: string): Error {
+    return fail(
+      'UNKNOWN_MODEL',
+      `model ${JSON.stringify(clip(requested, 128))} is not served here; use brier-latest or ${engine.info.id}`,
+    );
+  }
+
+  function resolveModel(requested: string | undefined): string {
+    if (isBase(requested)) return engine.info.id;
+    throw unknownModel(requested ?? '');
+  }
+
+  /**
+   * The adapter a request names, for its account; undefined for the base model. Any other name, an
+   * adapter of another account included, is the same unknown model.
+   */
+  async function resolveAdapter(
+    requested: string | undefined,
+    context: ServeContext,
+  ): Promise<ServedAdapter | undefined> {
+    if (isBase(requested)) return undefined;
+    const adapter =
+      requested && context.account && options.adapters
+        ? await options.adapters.find(context.account, requested)
+        : undefined;
+    if (!adapter) throw unknownModel(requested ?? '');
+    return adapter;
+  }
+
+  /** Resolves the model, asks the engine's host, applies the adapter where a question matches it, and shapes the answers. */
   async function serve(
     body: SystemOneRequest,
     signal?: AbortSignal,
+    context: ServeContext = {},
   ): Promise<{ response: SystemOneResponse; consumed: Consumption }> {
-    const model = resolveModel(body.model);
+    const adapter = await resolveAdapter(body.model, context);
+    const model = adapter ? adapter.id : engine.info.id;
     const ids = Object.keys(body.questions);
     const wire = ids.map((id) => body.questions[id] as WireQuestion);
-    const result = await host.answer(toDecisionRequest(body.state, wire), ids, signal);
+    const request = toDecisionRequest(body.state, wire);
+    const result = await host.answer(request, ids, signal);
     const answers: Record<string, WireAnswer> = {};
-    ids.forEach((id, i) => {
-      answers[id] = toWireAnswer(wire[i] as WireQuestion, result.probabilities[i] ?? []);
-    });
+    let state: Float32Array | null | undefined;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as string;
+      const question = wire[i] as WireQuestion;
+      const base = result.probabilities[i] ?? [];
+      const head = adapter?.heads.get(templateOf(question).id);
+      if (adapter && head) {
+        // The state features are read once, and only when a probe head needs them.
+        if (head.weights && state === undefined)
+          state = engine.features ? await engine.features.state(request, signal) : null;
+        const p = fromCanonical(
+          question,
+          applyHead(head, toCanonical(question, base), head.weights ? (state ?? null) : null),
+        );
+        answers[id] = { ...toWireAnswer(question, p), answered_by: adapter.id };
+      } else {
+        answers[id] = adapter
+          ? { ...toWireAnswer(question, base), answered_by: engine.info.id }
+          : toWireAnswer(question, base);
+      }
+    }
     const usage = { input_tokens: result.inputTokens, output_tokens: result.outputTokens };
     return {
       response: { model, answers, usage },
@@ -70,7 +131,7 @@ export function createSystemOne(host: EngineHost) {
     };
   }
 
-  return { serve, resolveModel };
+  return { serve, resolveModel, engine };
 }
 
 export type SystemOne = ReturnType<typeof createSystemOne>;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTypeSafeAi } from '@ai-sdk/typesafe-ai';
 import { type Experimental_DecisionModel as DecisionModel, experimental_decide as decide } from 'ai';
+import { ROUTING, trainAdapterOver } from '../fixtures/teach.ts';
 import { type RunningServer, startServer, waitHealthy } from '../server.ts';
 
 describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
@@ -52,6 +53,21 @@ describe('@ai-sdk/typesafe-ai with ai against a running Brier', () => {
     assert.deepEqual(result.answers.urgency.probabilities, { '0': 0.33, '1': 0.33, '2': 0.33 });
     assert.equal(typeof result.answers.requestsRefund.probability, 'number');
     assert.equal(result.response.headers?.['x-brier-abstained'], 'urgency');
+  });
+
+  test("Brier's answered_by extension (an adapter model id) does not disturb the provider", async () => {
+    const key = await server.createKey('ai-sdk-adapter@example.com');
+    const adapterId = await trainAdapterOver(server.url, key);
+    const own = createTypeSafeAi({ apiKey: key, baseURL: `${server.url}/v1` });
+    const adapted = own.evaluationModel(adapterId) as unknown as DecisionModel;
+    const asked = {
+      ...questions,
+      department: { type: 'choice', instructions: ROUTING.instructions, criteria: ROUTING.criteria },
+    } as const;
+    const result = await decide({ model: adapted, state: 'I was charged twice.', questions: asked, maxRetries: 0 });
+    assert.ok(['billing', 'tech', 'other'].includes(result.answers.department.choice));
+    assert.equal(typeof result.answers.requestsRefund.probability, 'number');
+    assert.equal(typeof result.answers.urgency.score, 'number');
   });
 
   test('a bad key surfaces as an APICallError with the server message', async () => {

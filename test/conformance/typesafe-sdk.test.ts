@@ -11,6 +11,7 @@ import {
   TypeSafeClient,
   UnprocessableEntityError,
 } from '@typesafe-ai/sdk';
+import { ROUTING, trainAdapterOver } from '../fixtures/teach.ts';
 import { type RunningServer, startServer, waitHealthy } from '../server.ts';
 
 describe('@typesafe-ai/sdk against a running Brier', () => {
@@ -60,6 +61,35 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
     const answers = res.answers as unknown as Record<string, { abstained?: unknown }>;
     assert.equal(answers.refund?.abstained, true);
     assert.equal(typeof answers.team?.abstained, 'boolean');
+  });
+
+  test("Brier's answered_by extension (an adapter of the key's account) reaches the SDK's answers untouched", async () => {
+    const key = await server.createKey('sdk-adapter@example.com');
+    const adapterId = await trainAdapterOver(server.url, key);
+    const own = new TypeSafeClient({ apiKey: key, baseURL: server.url, retry: { maxRetries: 0 } });
+    const res = await own.systemOne({
+      model: adapterId,
+      state: 'I was charged twice. Please refund the duplicate.',
+      questions: {
+        team: choice(ROUTING.instructions, ROUTING.criteria),
+        refund: noul('Is the customer asking for money back?'),
+      },
+    });
+    assert.equal(res.model, adapterId);
+    assert.ok(['billing', 'tech', 'other'].includes(res.answers.team.choice));
+    const answers = res.answers as unknown as Record<string, { answered_by?: unknown }>;
+    assert.equal(answers.team?.answered_by, adapterId);
+    assert.equal(answers.refund?.answered_by, 'brier-fake-3.0.0');
+    const models = await own.models.list();
+    assert.deepEqual(
+      models.map((m) => (m as unknown as { id: string }).id),
+      ['brier-fake-3.0.0', adapterId],
+    );
+    // Another key's account cannot name it: the SDK's BadRequestError, as for any unknown model.
+    await assert.rejects(
+      client.systemOne({ model: adapterId, state: 's', questions: { q: noul('x') } }),
+      (e: unknown) => e instanceof BadRequestError,
+    );
   });
 
   test('object and array states, structured instructions and criteria, and the request id', async () => {

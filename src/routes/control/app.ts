@@ -17,6 +17,7 @@ import { MAX_JSON_DEPTH } from '../../systemone/protocol.ts';
 import type { SystemOne } from '../../systemone/serve.ts';
 import type { TeachDeps } from '../teach.ts';
 import { registerAccount } from './account/route.ts';
+import { registerAdapters } from './adapters/route.ts';
 import { registerAuth } from './auth/route.ts';
 import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
 import { registerExamples } from './examples/route.ts';
@@ -25,6 +26,7 @@ import { registerConsoleModel } from './model/route.ts';
 import { registerOutcomes } from './outcomes/route.ts';
 import { registerPlayground } from './playground/route.ts';
 import { registerRetention } from './retention/route.ts';
+import { registerTrainingJobs } from './training-jobs/route.ts';
 import { registerUsage } from './usage/route.ts';
 
 export interface ControlAppDeps extends Omit<ApiOptions, 'bodyLimit'> {
@@ -89,6 +91,8 @@ export function createControlApp(deps: ControlAppDeps) {
     registerExamples(api, deps.teach.examples);
     registerRetention(api, deps.teach.retention);
     registerOutcomes(api, deps.teach.outcomes);
+    registerTrainingJobs(api, deps.teach);
+    registerAdapters(api, deps.teach);
   }
   const clearCookies = sessionCookies(deps.publicUrl).clear;
   registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });

@@ -32,7 +32,7 @@ export function createV1App(deps: V1AppDeps) {
       }),
     );
   }
-  registerModels(api, deps.engine);
+  registerModels(api, deps.engine, deps.teach?.resolver);
   registerSystemOne(api, { systemOne: deps.systemOne, usage: deps.usage, retention: deps.teach?.retention });
   // Any other /v1 URL needs a key too, and has its body bounded, before it is a 404.
   api.app.use('*', deps.guards.key, deps.bodies.inference);

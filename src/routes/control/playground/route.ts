@@ -39,7 +39,7 @@ export function registerPlayground(api: Api, deps: { systemOne: SystemOne; usage
     let status = 500;
     let metered: Consumption | undefined;
     try {
-      const decided = await deps.systemOne.serve(body, c.req.raw.signal);
+      const decided = await deps.systemOne.serve(body, c.req.raw.signal, { account: account.userId });
       metered = decided.consumed;
       status = 200;
       const ms = performance.now() - started;

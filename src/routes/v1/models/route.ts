@@ -1,7 +1,8 @@
 import type { DecisionEngine } from '../../../engines/engine.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
-import { describeModel } from '../../../systemone/models.ts';
+import type { AdapterResolver } from '../../../systemone/adapters.ts';
+import { describeAdapter, describeModel } from '../../../systemone/models.ts';
 import { ModelsResponse } from '../../../systemone/protocol.ts';
 
 export const modelsRoute = defineRoute({
@@ -9,7 +10,9 @@ export const modelsRoute = defineRoute({
   method: 'get',
   path: '/models',
   tags: ['Inference'],
-  summary: 'List the hosted model',
+  summary: "List the hosted model, and the key's account's adapters",
+  description:
+    "The base model first; then the adapters of the key's account that this server can serve (each a model id for POST /v1/systemone). Another account's adapters are never listed.",
   responses: {
     200: {
       description: 'The model this server answers with',
@@ -19,6 +22,10 @@ export const modelsRoute = defineRoute({
   },
 });
 
-export function registerModels(api: Api, engine: DecisionEngine): void {
-  api.openapi(modelsRoute, (c) => c.json({ models: [describeModel(engine)] }, 200));
+export function registerModels(api: Api, engine: DecisionEngine, adapters?: AdapterResolver): void {
+  api.openapi(modelsRoute, async (c) => {
+    const owner = c.get('owner');
+    const own = owner && adapters ? await adapters.list(owner.userId) : [];
+    return c.json({ models: [describeModel(engine), ...own.map((a) => describeAdapter(engine, a))] }, 200);
+  });
 }

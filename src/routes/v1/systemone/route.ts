@@ -39,13 +39,13 @@ export function registerSystemOne(
     systemOneRoute,
     async (c) => {
       const body = c.req.valid('json');
-      const { response, consumed } = await deps.systemOne.serve(body, c.req.raw.signal);
+      const owner = c.get('owner');
+      const { response, consumed } = await deps.systemOne.serve(body, c.req.raw.signal, { account: owner?.userId });
       c.set('metered', consumed);
       const headers: Record<string, string> = {};
       const abstained = abstainedHeader(response);
       if (abstained) headers[ABSTAINED_HEADER] = abstained;
       // Opt-in only: without a retention period for the key or its account nothing of the request is kept.
-      const owner = c.get('owner');
       const days = owner && deps.retention ? await deps.retention.daysFor(owner.userId, owner.keyId) : null;
       if (owner && deps.retention && days !== null) {
         await deps.retention.keep(

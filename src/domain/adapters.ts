@@ -1,0 +1,115 @@
+/**
+ * An account's adapters: fitted by training jobs, each a model id (`ft:<base model>:<12 hex>`) that
+ * only the account's keys and sessions can name, list or see. Deleting one removes it from the
+ * database at once; serving caches an adapter for at most a second (src/systemone/adapters.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/open.ts';
+import { toMs } from '../db/schema.ts';
+import { fail } from '../lib/errors.ts';
+
+/** Adapters kept per account (documented). */
+export const MAX_ADAPTERS_PER_ACCOUNT = 20;
+
+export interface StoredAdapter {
+  id: string;
+  base: string;
+  jobId: string;
+  /** AdapterFile JSON. */
+  artifact: string;
+  /** The job's per-template report (JSON). */
+  report: string;
+  createdAt: number;
+}
+
+export function createAdapterStore(db: Db, options: { now?: () => number } = {}) {
+  const now = options.now ?? Date.now;
+
+  function toAdapter(r: {
+    id: string;
+    base_model: string;
+    job_id: string;
+    artifact: string;
+    report: string;
+    created_at: number | string;
+  }): StoredAdapter {
+    return {
+      id: r.id,
+      base: r.base_model,
+      jobId: r.job_id,
+      artifact: r.artifact,
+      report: r.report,
+      createdAt: toMs(r.created_at) ?? 0,
+    };
+  }
+
+  async function count(userId: string): Promise<number> {
+    const { n } = await db.kysely
+      .selectFrom('adapter')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters. */
+  async function checkRoom(userId: string): Promise<void> {
+    if ((await count(userId)) >= MAX_ADAPTERS_PER_ACCOUNT) {
+      throw fail(
+        'CONFLICT',
+        `this account has ${MAX_ADAPTERS_PER_ACCOUNT} adapters (the limit); delete one before training another`,
+      );
+    }
+  }
+
+  async function create(
+    userId: string,
+    adapter: { base: string; jobId: string; artifact: string; report: string },
+  ): Promise<StoredAdapter> {
+    const row = {
+      id: `ft:${adapter.base}:${randomBytes(6).toString('hex')}`,
+      user_id: userId,
+      base_model: adapter.base,
+      job_id: adapter.jobId,
+      artifact: adapter.artifact,
+      report: adapter.report,
+      created_at: now(),
+    };
+    await db.kysely.insertInto('adapter').values(row).execute();
+    return toAdapter(row);
+  }
+
+  async function find(userId: string, id: string): Promise<StoredAdapter | undefined> {
+    const r = await db.kysely
+      .selectFrom('adapter')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r ? toAdapter(r) : undefined;
+  }
+
+  async function list(userId: string): Promise<StoredAdapter[]> {
+    const rows = await db.kysely
+      .selectFrom('adapter')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
+    return rows.map(toAdapter);
+  }
+
+  async function remove(userId: string, id: string): Promise<boolean> {
+    const r = await db.kysely
+      .deleteFrom('adapter')
+      .where('user_id', '=', userId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  return { create, find, list, remove, count, checkRoom };
+}
+
+export type AdapterStore = ReturnType<typeof createAdapterStore>;

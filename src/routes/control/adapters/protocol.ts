@@ -1,0 +1,30 @@
+import { z } from '@hono/zod-openapi';
+import { TemplateReport } from '../training-jobs/protocol.ts';
+
+export const AdapterSummary = z
+  .object({
+    id: z.string().openapi({
+      example: 'ft:brier-lite-3.4.0:3f9a1c2b7d4e',
+      description: 'The model id to name in POST /v1/systemone.',
+    }),
+    base_model: z.string(),
+    servable: z.boolean().openapi({
+      description: 'This server runs its base model (an adapter serves only on the model it was fitted on).',
+    }),
+    job_id: z.string(),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    templates: z
+      .array(TemplateReport)
+      .openapi({ description: 'Every template of its job, served or not, with held-out metrics.' }),
+  })
+  .openapi('Adapter');
+
+export const AdapterList = z.object({ data: z.array(AdapterSummary) }).openapi('AdapterList');
+
+export const AdapterIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'ft:brier-lite-3.4.0:3f9a1c2b7d4e' }),
+});

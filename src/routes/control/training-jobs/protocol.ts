@@ -1,0 +1,88 @@
+import { z } from '@hono/zod-openapi';
+
+const Metrics = z
+  .object({
+    n: z.number().int(),
+    nHard: z.number().int(),
+    accuracy: z.number(),
+    brier: z.number().openapi({ description: 'CalDec Brier: the sum over options of (p - t)^2, divided by k.' }),
+    nll: z.number(),
+    ece: z.number().openapi({ description: 'Expected calibration error, 15 equal-width bins on the top probability.' }),
+    scoreMae: z.number().nullable(),
+    eceFloor: z.number().optional().openapi({
+      description:
+        'The ECE a perfectly calibrated model shows by chance at these confidences and n (200 seeded draws).',
+    }),
+  })
+  .openapi('HeldOutMetrics');
+
+export const ReliabilityBin = z
+  .object({ lo: z.number(), hi: z.number(), n: z.number().int(), confidence: z.number(), accuracy: z.number() })
+  .openapi('ReliabilityBin');
+
+export const TemplateReport = z
+  .object({
+    template: z.string(),
+    type: z.string(),
+    labels: z.array(z.string()),
+    n: z.number().int().openapi({ description: 'Labelled examples of the template.' }),
+    nTrain: z.number().int(),
+    nTest: z.number().int().openapi({ description: 'Held out: only measured, never fitted on.' }),
+    kind: z.string().nullable().openapi({ description: 'probe (a head on the state embedding) or calibration.' }),
+    served: z.boolean(),
+    reason: z.string(),
+    before: Metrics.nullable().openapi({ description: 'The base model on the held-out examples.' }),
+    after: Metrics.nullable().openapi({ description: 'The adapter on the held-out examples.' }),
+    prior: Metrics.nullable().openapi({
+      description: "The training labels' frequencies on the held-out examples (a reference).",
+    }),
+    reliability: z
+      .object({ before: z.array(ReliabilityBin), after: z.array(ReliabilityBin).nullable() })
+      .nullable()
+      .openapi({ description: 'Reliability diagrams on the held-out examples: 15 bins of the top probability.' }),
+    candidates: z.array(z.object({ name: z.string(), nll: z.number() })),
+    seconds: z.number(),
+  })
+  .openapi('TemplateReport');
+
+export const TrainingJob = z
+  .object({
+    id: z.string().openapi({ example: 'job_0f3c...' }),
+    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+    progress: z.number().openapi({ description: '0 to 1.' }),
+    stage: z.string(),
+    message: z.string(),
+    templates: z.array(z.string()).nullable(),
+    adapter_id: z.string().nullable(),
+    attempts: z.number().int(),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    started_at: z.string().nullable().openapi({ format: 'date-time' }),
+    finished_at: z.string().nullable().openapi({ format: 'date-time' }),
+    result: z
+      .object({ base: z.string(), templates: z.array(TemplateReport) })
+      .nullable()
+      .openapi({ description: 'Per template: held-out metrics before and after, reliability, served or not and why.' }),
+  })
+  .openapi('TrainingJob');
+
+export const TrainingJobList = z.object({ data: z.array(TrainingJob) }).openapi('TrainingJobList');
+
+export const CreateTrainingJob = z
+  .object({
+    templates: z
+      .array(z.string().min(1).max(100))
+      .min(1)
+      .max(50)
+      .optional()
+      .openapi({ description: 'Template ids to fit; absent: every template with at least 20 examples.' }),
+  })
+  .strict()
+  .openapi('CreateTrainingJob');
+
+export const JobIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'job_0f3c...' }),
+});

@@ -1,0 +1,77 @@
+/**
+ * Adapters as model ids of an account, for serving: found by (account, id), parsed once, served only
+ * on the base model they were fitted on (and, for probe heads, the same state features). A lookup is
+ * cached for `ttlMs` (default 1 s); deleting an adapter in this process drops it from the cache at
+ * once, in other processes within the TTL. No HTTP here; the store is injected (src/domain/adapters.ts).
+ */
+import { LRUCache } from 'lru-cache';
+import { type Adapter, type AdapterFile, parseAdapter } from '../engines/adapters/adapter.ts';
+import type { DecisionEngine } from '../engines/engine.ts';
+
+export interface AdapterRecord {
+  id: string;
+  base: string;
+  artifact: string;
+  createdAt: number;
+}
+
+export interface AdapterSource {
+  find(userId: string, id: string): Promise<AdapterRecord | undefined>;
+  list(userId: string): Promise<AdapterRecord[]>;
+}
+
+export interface ServedAdapter extends Adapter {
+  id: string;
+  createdAt: number;
+}
+
+export function createAdapterResolver(source: AdapterSource, engine: DecisionEngine, options: { ttlMs?: number } = {}) {
+  const lookups = new LRUCache<string, { adapter: ServedAdapter | null }>({
+    max: 10_000,
+    ttl: Math.max(1, options.ttlMs ?? 1000),
+  });
+  const parsed = new LRUCache<string, ServedAdapter>({ max: 256 });
+
+  /** The adapter as this engine can serve it, or null (another base model, other features, malformed). */
+  function servable(r: AdapterRecord): ServedAdapter | null {
+    if (r.base !== engine.info.id) return null;
+    const key = `${r.id}\u0000${r.createdAt}`;
+    let a = parsed.get(key);
+    if (!a) {
+      try {
+        a = { ...parseAdapter(JSON.parse(r.artifact) as AdapterFile), id: r.id, createdAt: r.createdAt };
+      } catch {
+        return null;
+      }
+      parsed.set(key, a);
+    }
+    if (a.features !== null && a.features !== engine.features?.id) return null;
+    return a;
+  }
+
+  /** The account's adapter `id` if this server can serve it; undefined for any other id (or account). */
+  async function find(userId: string, id: string): Promise<ServedAdapter | undefined> {
+    const key = `${userId}\u0000${id}`;
+    const hit = lookups.get(key);
+    if (hit) return hit.adapter ?? undefined;
+    const record = await source.find(userId, id);
+    const adapter = record ? servable(record) : null;
+    lookups.set(key, { adapter });
+    return adapter ?? undefined;
+  }
+
+  /** The account's adapters this server can serve, newest first. */
+  async function list(userId: string): Promise<ServedAdapter[]> {
+    const all = await source.list(userId);
+    return all.map(servable).filter((a): a is ServedAdapter => a !== null);
+  }
+
+  /** Drops an adapter from the cache (it was deleted). */
+  function forget(userId: string, id: string): void {
+    lookups.delete(`${userId}\u0000${id}`);
+  }
+
+  return { find, list, forget };
+}
+
+export type AdapterResolver = ReturnType<typeof createAdapterResolver>;

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { applyHead, parseAdapter } from '../engines/adapters/adapter.ts';
+import { mulberry32 } from '../lib/seeded.ts';
+import { adapterFile, fitTemperature, fitTemplate, splitRows, type TemplateData } from './adapter-fit.ts';
+
+const DIM = 512;
+
+function unit(v: Float32Array): Float32Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n);
+  return v.map((x) => x / n);
+}
+
+/** States near one of k class directions (noise `noise`), and a base model that knows nothing (uniform). */
+function synthetic(k: number, n: number, noise: number, seed = 1): TemplateData {
+  const random = mulberry32(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+  const centers = Array.from({ length: k }, () => unit(Float32Array.from({ length: DIM }, gauss)));
+  const rows = Array.from({ length: n }, (_, i) => {
+    const label = i % k;
+    const c = centers[label] as Float32Array;
+    const state = unit(Float32Array.from({ length: DIM }, (_, d) => (c[d] ?? 0) + (noise * gauss()) / Math.sqrt(DIM)));
+    return { base: new Array(k).fill(1 / k), state, label };
+  });
+  return {
+    template: `tpl_synthetic_${k}_${seed}`,
+    type: 'choice',
+    labels: Array.from({ length: k }, (_, j) => `c${j}`),
+    rows,
+  };
+}
+
+describe('adapter fitting', () => {
+  test('a probe learns a task the base model knows nothing of, and is served', () => {
+    const { head, report } = fitTemplate(synthetic(3, 60, 3));
+    assert.ok(head, report.reason);
+    assert.equal(report.kind, 'probe');
+    assert.equal(report.served, true);
+    assert.equal(report.nTest, 15);
+    assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
+    assert.ok((report.after?.brier ?? 1) < (report.before?.brier ?? 0));
+    assert.match(report.reason, /^served: on 15 held-out examples Brier 0\.2222 -> /);
+    assert.equal(report.reliability?.after?.length, 15);
+  });
+
+  test('without state features, a temperature fixes an overconfident base model (calibration only)', () => {
+    const random = mulberry32(7);
+    // The base model is right 70% of the time but says 0.97.
+    const rows = Array.from({ length: 200 }, () => {
+      const label = random() < 0.5 ? 1 : 0;
+      const said = random() < 0.7 ? label : 1 - label;
+      const base = said === 1 ? [0.03, 0.97] : [0.97, 0.03];
+      return { base, state: null, label };
+    });
+    const { head, report } = fitTemplate({ template: 'tpl_over', type: 'noul', labels: ['false', 'true'], rows });
+    assert.ok(head, report.reason);
+    assert.equal(report.kind, 'calibration');
+    assert.ok(
+      (report.after?.ece ?? 1) < (report.before?.ece ?? 0) / 2,
+      `ECE ${report.before?.ece} -> ${report.after?.ece}`,
+    );
+    assert.ok(head.baseWeight > 0 && head.baseWeight < 0.5, `the base log-odds shrink (a = ${head.baseWeight})`);
+  });
+
+  test('an adapter that is not better on the held-out rows is not served, and says so', () => {
+    // Balanced labels independent of the states: nothing to learn; the base answer (uniform) is already right.
+    const data = synthetic(2, 40, 3, 3);
+    const random = mulberry32(11);
+    const labels = data.rows.map((_, i) => i % 2).sort(() => random() - 0.5);
+    data.rows.forEach((r, i) => {
+      r.label = labels[i] ?? 0;
+    });
+    const { head, report } = fitTemplate(data);
+    assert.equal(head, null);
+    assert.equal(report.served, false);
+    assert.match(report.reason, /^not served: not better than the base model on \d+ held-out examples/);
+  });
+
+  test('too few examples, or a single label, are not fitted', () => {
+    const few = fitTemplate(synthetic(2, 12, 1));
+    assert.match(few.report.reason, /12 labelled examples, at least 20 are needed/);
+    const one = synthetic(2, 30, 1);
+    for (const r of one.rows) r.label = 0;
+    assert.match(fitTemplate(one).report.reason, /same label/);
+  });
+
+  test('the split is stratified, seeded and disjoint', () => {
+    const labels = Array.from({ length: 40 }, (_, i) => (i < 30 ? 0 : 1));
+    const a = splitRows(labels, 0.25, 3, 5);
+    const b = splitRows(labels, 0.25, 3, 5);
+    assert.deepEqual(a.test, b.test);
+    assert.equal(a.test.filter((i) => labels[i] === 1).length, 3);
+    assert.equal(a.test.filter((i) => labels[i] === 0).length, 8);
+    assert.equal(new Set([...a.test, ...a.train]).size, 40);
+  });
+
+  test('the served artifact answers exactly as measured', () => {
+    const data = synthetic(4, 60, 2, 9);
+    const { head } = fitTemplate(data);
+    assert.ok(head);
+    const adapter = parseAdapter(JSON.parse(JSON.stringify(adapterFile('base-1', 'use-lite-512', [head]))));
+    const served = adapter.heads.get(data.template);
+    assert.ok(served);
+    const row = data.rows[0];
+    assert.ok(row);
+    const p = applyHead(served, row.base, row.state);
+    assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9);
+    assert.equal(adapter.features, 'use-lite-512');
+  });
+
+  test('fitTemperature finds the temperature that generated the labels', () => {
+    const random = mulberry32(3);
+    const z: number[][] = [];
+    const y: number[] = [];
+    for (let i = 0; i < 4000; i++) {
+      const logit = (random() - 0.5) * 8;
+      const p = 1 / (1 + Math.exp(-logit / 2));
+      z.push([0, logit]);
+      y.push(random() < p ? 1 : 0);
+    }
+    const t = fitTemperature(z, y);
+    assert.ok(Math.abs(t - 2) < 0.2, `T = ${t}`);
+  });
+});
