@@ -1,11 +1,21 @@
 /** The console's client for its own origin's control plane. The session travels in an HttpOnly cookie. */
 import type { z } from '@hono/zod-openapi';
+import type { AdapterSummary as AdapterSchema } from '../../src/routes/control/adapters/protocol.ts';
 import type { AuthProviders as AuthProvidersSchema } from '../../src/routes/control/auth-providers/route.ts';
+import type {
+  ExampleSummary as ExampleSummarySchema,
+  UploadResult as UploadResultSchema,
+} from '../../src/routes/control/examples/protocol.ts';
 import type { CreatedKey as CreatedKeySchema, KeyListing } from '../../src/routes/control/keys/protocol.ts';
 import type {
   Comparison as ComparisonSchema,
   ConsoleModel as ConsoleModelSchema,
 } from '../../src/routes/control/model/route.ts';
+import type { RetentionPolicy as RetentionPolicySchema } from '../../src/routes/control/retention/protocol.ts';
+import type {
+  TemplateReport as TemplateReportSchema,
+  TrainingJob as TrainingJobSchema,
+} from '../../src/routes/control/training-jobs/protocol.ts';
 import type {
   UsageCounts as UsageCountsSchema,
   UsageDay as UsageDaySchema,
@@ -114,3 +124,35 @@ export type WireAnswer = SystemOneResponse['answers'][string];
 
 /** Where links in emails land: the console's own pages. */
 export const consoleUrl = (path: string) => `${window.location.origin}/console${path}`;
+
+// Labelled examples, retention, training jobs and adapters (the "teach your task" page).
+export type ExampleSummary = z.infer<typeof ExampleSummarySchema>;
+export type ExampleTemplate = ExampleSummary['templates'][number];
+export type UploadResult = z.infer<typeof UploadResultSchema>;
+export type TrainingJob = z.infer<typeof TrainingJobSchema>;
+export type TemplateReport = z.infer<typeof TemplateReportSchema>;
+export type Adapter = z.infer<typeof AdapterSchema>;
+export type RetentionPolicy = z.infer<typeof RetentionPolicySchema>;
+
+/** POST /control/v1/examples: JSON Lines, not JSON, so not through api(); errors are thrown the same way. */
+export async function uploadExamples(jsonl: string): Promise<UploadResult> {
+  let res: Response;
+  try {
+    res = await fetch('/control/v1/examples', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/jsonl' },
+      body: jsonl,
+    });
+  } catch {
+    throw apiError({ status: 0, message: 'the server could not be reached; check your connection and try again' });
+  }
+  const body = (await res.json().catch(() => null)) as (ErrorBody & { detail?: unknown }) | UploadResult | null;
+  if (!res.ok) {
+    const b = (body ?? {}) as ErrorBody;
+    const message = typeof b.message === 'string' ? b.message : `upload failed with status ${res.status}`;
+    const issues = Array.isArray(b.detail) ? (b.detail as { msg?: unknown }[]).map((d) => String(d.msg ?? '')) : [];
+    throw Object.assign(apiError({ status: res.status, message }), { issues });
+  }
+  return body as UploadResult;
+}

@@ -12,6 +12,7 @@ import {
 import { KeysPage } from './keys-page.tsx';
 import { ModelPage } from './model-page.tsx';
 import { PlaygroundPage } from './playground-page.tsx';
+import { TeachPage } from './teach-page.tsx';
 import { Link, navigate, useLocation } from './ui.tsx';
 import { UsagePage } from './usage-page.tsx';
 import './styles.css';
@@ -22,6 +23,7 @@ const PRIVATE: Record<string, { label: string; page: () => React.ReactNode }> = 
   '/usage': { label: 'Usage', page: () => <UsagePage /> },
   '/playground': { label: 'Playground', page: () => <PlaygroundPage /> },
   '/model': { label: 'Model', page: () => <ModelPage /> },
+  '/adapters': { label: 'Adapters', page: () => <TeachPage /> },
 };
 
 function Shell({ user, onSignOut, children }: { user: SessionUser; onSignOut: () => void; children: React.ReactNode }) {

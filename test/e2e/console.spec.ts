@@ -343,3 +343,101 @@ test('usage: a new account sees "no traffic in the last 30 days" instead of a ta
   await expect(page.getByRole('row', { name: /\d{4}-\d\d-\d\d/ })).toHaveCount(0);
   await expect(page.getByRole('img', { name: /Requests per day/ })).toHaveCount(0);
 });
+
+test('teach your task: upload JSONL and CSV (a bad row named), train with a progress bar, held-out metrics and reliability diagram, serve the adapter, delete it', async ({
+  page,
+}) => {
+  await signInWithIdp(page, 'teach-e2e');
+  const key = await createKey(page, 'teach');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await page.getByRole('link', { name: 'Adapters', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Teach your task' })).toBeVisible();
+  await expect(page.getByText('No labelled examples yet.')).toBeVisible();
+
+  // JSON Lines: 45 tickets of one routing question.
+  const routing = {
+    type: 'choice',
+    instructions: 'Which team should handle this ticket?',
+    criteria: { billing: 'charges and refunds', tech: 'bugs and outages', other: null },
+  };
+  const phrases: Record<string, string[]> = {
+    billing: ['I was charged twice', 'refund my last payment', 'my invoice is wrong'],
+    tech: ['the app crashes on start', 'login page shows an error', 'the site is down again'],
+    other: ['do you have a shop in Paris', 'who founded the company', 'where is your office'],
+  };
+  const lines = Array.from({ length: 45 }, (_, i) => {
+    const team = ['billing', 'tech', 'other'][i % 3] ?? 'other';
+    const state = `${phrases[team]?.[i % 3]} (ticket ${i})`;
+    return JSON.stringify({ state, questions: { team: routing }, labels: { team } });
+  });
+  const file = page.getByLabel('Examples file');
+  await file.setInputFiles({
+    name: 'tickets.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: Buffer.from(lines.join('\n')),
+  });
+  await page.getByRole('button', { name: 'Upload examples' }).click();
+  await expect(page.getByText('Stored 45 labelled questions from 45 rows')).toBeVisible();
+  await expect(page.getByRole('row', { name: /Which team should handle this ticket\?.*45/ })).toBeVisible();
+
+  // CSV: the question comes from the form; a bad label is named by its data row and nothing is stored.
+  await file.setInputFiles({
+    name: 'spam.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from('state,label\n"Win a prize, click now",yes\nMeeting at 3,maybe\n'),
+  });
+  await page.getByLabel('Question type').selectOption('noul');
+  await page.getByLabel('Instructions').fill('Is this message spam?');
+  await page.getByRole('button', { name: 'Upload examples' }).click();
+  await expect(page.getByRole('alert')).toContainText('1 of 2 rows are invalid; nothing was stored');
+  await expect(page.getByRole('alert')).toContainText('data row 2: labels.q: must be true or false');
+  await page.screenshot({ path: `${SHOTS}/teach-upload-error.png`, fullPage: true });
+  await file.setInputFiles({
+    name: 'spam.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from('state,label\n"Win a prize, click now",yes\nMeeting at 3,no\n'),
+  });
+  await page.getByRole('button', { name: 'Upload examples' }).click();
+  await expect(page.getByText('Stored 2 labelled questions from 2 rows')).toBeVisible();
+  await expect(page.getByRole('row', { name: /Is this message spam\?/ })).toBeVisible();
+
+  // Training: the job shows a progress bar, and ends with the adapter's held-out report.
+  await page.getByRole('button', { name: 'Train an adapter' }).click();
+  const bar = page.getByRole('progressbar').first();
+  await expect(bar).toBeVisible();
+  await expect(bar).toHaveAttribute('aria-valuenow', '0');
+  cp.services.runner.start();
+  try {
+    await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
+  } finally {
+    await cp.services.runner.stop();
+  }
+  await expect(page.getByText(/succeeded/).first()).toBeVisible();
+  const adapter = page.getByRole('article', { name: /^Adapter ft:/ });
+  await expect(adapter).toBeVisible();
+  await expect(adapter.getByText('served', { exact: true })).toBeVisible();
+  await expect(adapter.getByRole('row', { name: /^Adapter / })).toBeVisible();
+  await expect(adapter.getByRole('img', { name: /Reliability on the 12 held-out examples/ })).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/teach-adapter.png`, fullPage: true });
+  const adapterId = ((await adapter.getByRole('code').first().textContent()) ?? '').trim();
+  expect(adapterId).toMatch(/^ft:brier-fake-3\.0\.0:[0-9a-f]{12}$/);
+
+  // The adapter answers its template through the API, and says so.
+  const ask = () =>
+    fetch(`${cp.url}/v1/systemone`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: adapterId, state: 'refund my last payment', questions: { team: routing } }),
+    });
+  const served = await ask();
+  expect(served.status).toBe(200);
+  expect((await served.json()).answers.team.answered_by).toBe(adapterId);
+
+  // Deleting it stops it at once.
+  await adapter.getByRole('button', { name: 'Delete adapter' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Delete this adapter?' });
+  await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+  await expect(page.getByText(`Adapter ${adapterId} is deleted`)).toBeVisible();
+  await expect(page.getByText('No adapters yet.')).toBeVisible();
+  expect((await ask()).status).toBe(400);
+});
