@@ -293,7 +293,6 @@ export function readEnv(root = ROOT): ReturnType<typeof renderEnv> {
 }
 
 export function renderTables(root = ROOT): GeneratedFile[] {
-  const read = (p: string) => fs.readFileSync(path.join(root, p), 'utf8');
   const env = readEnv(root);
   if (env.undescribed.length > 0) {
     console.warn(

@@ -121,6 +121,22 @@ describe('calibration fit', () => {
     }
   });
 
+  it('with a softness, shrinks toward uniform gradually outside the range: continuous at its edge, uniform far away', () => {
+    const m = { t: [0.2, -0.5], a: [-3, 0.5] };
+    const soft = { ...m, support: [{ index: 1, min: -1, max: 2 }], softness: 0.25 };
+    const alpha = (v: number) => resolveCalibration(soft, [1, v]).alpha;
+    // inside the range: the map itself
+    assert.deepEqual(resolveCalibration(soft, [1, 0.5]), resolveCalibration(m, [1, 0.5]));
+    // at the edge and a hair beyond: no jump
+    assert.ok(Math.abs(alpha(2) - alpha(2.001)) < 0.01, `${alpha(2)} -> ${alpha(2.001)}`);
+    // further out: alpha grows steadily toward 1
+    const path = [2, 2.3, 2.75, 3.5, 5, 20].map(alpha);
+    for (let i = 1; i < path.length; i++) assert.ok((path[i] ?? 0) > (path[i - 1] ?? 0), `${path}`);
+    assert.ok((path.at(-1) ?? 0) > 0.999, `${path}`);
+    // the temperature is the map's own
+    assert.equal(resolveCalibration(soft, [1, 3]).temperature, resolveCalibration(m, [1, 3]).temperature);
+  });
+
   describe('one descriptor fitted on soft-target items, the rest fixed', () => {
     const base = { t: [0.5, 0], a: [-3, 0] };
     const softBrier = (p: number[], target: number) => {

@@ -71,7 +71,6 @@ export const STAGE_A_SEEDS: Record<'noul' | 'choice' | 'score', readonly number[
 /** L2 on beta: seen family (in-distribution) and unseen family (must transfer). */
 export const L2_SEEN = 1e-3;
 export const L2_UNSEEN = 1e-2;
-export const FAMILIARITY = 0.92;
 /**
  * Weight of the pooled ECE in the unseen calibration's objective (task-balanced NLL + w * ECE):
  * NLL alone left held-out choice tasks miscalibrated in opposite directions that do not cancel.

@@ -4,7 +4,15 @@ import { calibrate, resolveCalibration } from '../engines/embedded/calibration.t
 import { DESCRIPTORS } from '../engines/embedded/features.ts';
 import { combine } from '../engines/embedded/head.ts';
 import { mulberry32 } from '../lib/seeded.ts';
-import { type BRow, hardBrier, hindsightCalibration, leaveTasksOut, uniformBrier } from './stage-b.ts';
+import {
+  type BRow,
+  fitSoftness,
+  type HeldOut,
+  hardBrier,
+  hindsightCalibration,
+  leaveTasksOut,
+  uniformBrier,
+} from './stage-b.ts';
 
 /**
  * `n` three-option rows of one task: one feature that marks an option, the right one with
@@ -117,5 +125,34 @@ describe('leave-tasks-out calibration (training, stage B)', () => {
     // a strong task, trusted by its own labels, is sharper and scores better than the shared map let it
     assert.ok(a && weak && a.brier < brierOf('a') - 0.01, `${a?.brier} vs ${brierOf('a')}`);
     assert.ok(a.alpha < 1 && (weak.alpha === 1 || weak.temperature > a.temperature), JSON.stringify({ a, weak }));
+  });
+
+  describe('softness of the shrink outside the fitted ranges', () => {
+    // one descriptor (index 1) ranged [0, 1]; a confident map (alpha 0, T 1) on logits [2, 0]
+    const model = { t: [0, 0], a: [-20, 0], support: [{ index: 1, min: 0, max: 1 }] };
+    const rows = (task: string, v: number, rightRate: number, n = 100) =>
+      Array.from({ length: n }, (_, i) => ({
+        task,
+        target: i < n * rightRate ? 0 : 1,
+        logits: [2, 0],
+        d: [1, v],
+        p: [],
+        model,
+      })) as (HeldOut & { model: typeof model })[];
+    const cap = () => uniformBrier(2);
+
+    it('is as smooth as the grid allows when the map still helps just outside its ranges', () => {
+      assert.equal(fitSoftness([...rows('inside', 0.5, 0.9), ...rows('beyond', 1.2, 0.9)], cap), 2);
+    });
+
+    it('is a step when keeping any of the map outside its ranges puts a set above uniform', () => {
+      assert.equal(fitSoftness([...rows('inside', 0.5, 0.9), ...rows('beyond', 1.2, 0.3)], cap), 0);
+    });
+
+    it('is in between when a little of the map helps outside its ranges and much of it hurts', () => {
+      // 62% right: a weak pull toward the map's answer helps, a strong one costs more than uniform
+      const s = fitSoftness([...rows('inside', 0.5, 0.9), ...rows('beyond', 1.5, 0.62)], cap);
+      assert.equal(s, 1);
+    });
   });
 });

@@ -80,6 +80,41 @@ export interface HeldOut {
 }
 
 /**
+ * Softness values tried for the support shrink (calibration.ts `CalibrationModel.softness`),
+ * smoothest first; 0 stands for the step (the uniform answer at once outside the ranges).
+ */
+export const SOFTNESS_GRID = [2, 1, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0] as const;
+
+/**
+ * The smoothest softness under which every left-out task keeps its Brier at or below the uniform
+ * answer's (each task answered by the calibration fitted without it). 0 (the step) when none does.
+ */
+export function fitSoftness(
+  heldOut: readonly (HeldOut & { model: CalibrationModel })[],
+  cap: (task: string) => number,
+): number {
+  const tasks = [...new Set(heldOut.map((h) => h.task))];
+  for (const softness of SOFTNESS_GRID) {
+    const brier = new Map<string, { sum: number; n: number }>();
+    for (const h of heldOut) {
+      const p = calibrate(h.logits, resolveCalibration({ ...h.model, softness }, h.d));
+      const b = brier.get(h.task) ?? { sum: 0, n: 0 };
+      b.sum += hardBrier(p, h.target);
+      b.n++;
+      brier.set(h.task, b);
+    }
+    if (
+      tasks.every((t) => {
+        const b = brier.get(t);
+        return !b || b.sum / b.n <= cap(t) + 1e-9;
+      })
+    )
+      return softness;
+  }
+  return 0;
+}
+
+/**
  * A diagnosis of the leave-tasks-out calibration, never shipped: each left-out task calibrated
  * with hindsight, by one (T, alpha) fitted on its own labels (calibration-fit.ts `fitCalibration`).
  * Where tasks with similar descriptors need very different (T, alpha), no map from the
@@ -104,8 +139,10 @@ export function hindsightCalibration(heldOut: readonly HeldOut[]): Hindsight[] {
  * no fit saw: each other task's rows scored by a beta fitted without both tasks (leave two out),
  * so that nothing fitted for a held-out task has seen it. Each fit keeps the Brier of every task
  * it is fitted on at or below the uniform answer's, and answers uniform outside the range of the
- * similarity descriptors it was fitted on. Returns the held-out predictions and the shipped fit
- * (all tasks: beta on every task, the calibration on leave-one-out logits).
+ * similarity descriptors it was fitted on, shrinking toward it the further a question lies outside
+ * (the smoothest softness that keeps every left-out task at or below uniform, fitSoftness). Returns
+ * the held-out predictions and the shipped fit (all tasks: beta on every task, the calibration on
+ * leave-one-out logits, with that softness).
  */
 export function leaveTasksOut(
   rows: BRow[],
@@ -150,20 +187,24 @@ export function leaveTasksOut(
   // every task's rows scored by the beta fitted without it: what the held-out fits answer, and what
   // the shipped calibration is fitted on
   const oneOut = scoredWithout([], tasks);
-  const heldOut: HeldOut[] = [];
+  const fitted: (HeldOut & { model: CalibrationModel })[] = [];
   if (tasks.length > 1) {
     for (const t of tasks) {
-      const m = fitWithSupport(
+      const model = fitWithSupport(
         scoredWithout(
           [t],
           tasks.filter((u) => u !== t),
         ),
       );
-      for (const r of oneOut)
-        if (r.task === t) heldOut.push({ ...r, p: calibrate(r.logits, resolveCalibration(m, r.d)) });
+      for (const r of oneOut) if (r.task === t) fitted.push({ ...r, p: [], model });
     }
   }
+  const softness = fitSoftness(fitted, cap);
+  const heldOut: HeldOut[] = fitted.map(({ model, ...h }) => ({
+    ...h,
+    p: calibrate(h.logits, resolveCalibration({ ...model, softness }, h.d)),
+  }));
   const beta = betaWithout([]);
-  const calibration = fitWithSupport(oneOut);
+  const calibration = { ...fitWithSupport(oneOut), ...(softness > 0 ? { softness } : {}) };
   return { heldOut, beta, calibration };
 }

@@ -34,6 +34,7 @@ import {
   buildInput,
   DESCRIPTORS,
   descriptors,
+  type PolarityAxis,
   type QuestionInput,
   type QuestionType,
   SCALAR_FEATURES,
@@ -43,7 +44,14 @@ import {
 } from '../engines/embedded/features.ts';
 import { type BilinearWeights, bilinearForward, combine } from '../engines/embedded/head.ts';
 import { EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
-import { parseModel, predict } from '../engines/embedded/model.ts';
+import {
+  nearestTask,
+  parseModel,
+  polarityAnswer,
+  polarityWeight,
+  predict,
+  type Signature,
+} from '../engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
 import { requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
 import type { DecisionRequest } from '../engines/request.ts';
@@ -51,24 +59,25 @@ import { encodeFloats } from './artifact.ts';
 import { type CaldecCase, loadCaldec } from './caldec.ts';
 import { fitCalibration, fitCalibrationModel, fitDescriptorWeights } from './calibration-fit.ts';
 import { writeCard } from './card.ts';
-import {
-  CROSS_FIT_FOLDS,
-  FAMILIARITY,
-  HEAD_TASKS,
-  L2_SEEN,
-  L2_UNSEEN,
-  rowsPerTask,
-  SEEN_FOLDS,
-  STAGE_A_SEEDS,
-} from './config.ts';
+import { CROSS_FIT_FOLDS, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, SEEN_FOLDS, STAGE_A_SEEDS } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll } from './embed.ts';
 import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from './evaluation.ts';
+import { type BlendItem, blend, fitFamiliarity } from './familiarity.ts';
 import { goldenInputs } from './golden.ts';
 import { measureLatency } from './latency.ts';
+import { fitPolarity, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds, type StageAOutputs } from './stage-a-cache.ts';
-import { type BRow, fitBeta, type HeldOut, hardBrier, hindsightCalibration, leaveTasksOut } from './stage-b.ts';
+import {
+  type BRow,
+  fitBeta,
+  type HeldOut,
+  hardBrier,
+  hindsightCalibration,
+  leaveTasksOut,
+  uniformBrier,
+} from './stage-b.ts';
 import { type DiskStore, openDiskStore } from './store.ts';
 
 export interface TrainOptions {
@@ -99,8 +108,14 @@ const TYPES: QuestionType[] = ['noul', 'choice', 'score'];
 
 /** A labelled row with its question input and scalar features. */
 type TrainRow = Row & { ex: Example };
-/** A row scored by some head, as stage B fits it. */
-type ScoredRow = BRow & { type: QuestionType; d: number[] };
+/** A row scored by some head, as stage B fits it; `near`: the nearest other training task (familiarity). */
+type ScoredRow = BRow & {
+  type: QuestionType;
+  d: number[];
+  near?: { task: string; similarity: number } | null;
+  /** features.ts `polarityOf` of the row's question. */
+  polarity?: { state: number; scale: number } | undefined;
+};
 type CrossFitted = { task: string; type: QuestionType; p: number[]; target: number };
 
 /** `4` or `4,5,6` (the command line's `--seeds`): the seeds, or an error unless every one is an integer. */
@@ -138,7 +153,12 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const examples: Example[] = tasks.flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
   log(`${examples.length} rows from ${tasks.length} sets; head trained on ${[...HEAD_TASKS].join(', ')}`);
   await embedAll(examples, true, log);
-  const inputsOf = inputsFrom(openDiskStore());
+  const store = openDiskStore();
+  const polarity = polarityAxis(
+    store,
+    examples.map((ex) => store.get(requestTexts(ex.request).state) ?? ZERO_VECTOR),
+  );
+  const inputsOf = inputsFrom(store, polarity);
 
   const rows: TrainRow[] = examples.map((ex) => {
     const x = inputsOf(ex.request)[0];
@@ -161,7 +181,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
 
   const stageB = fitStageB(rows, headTrain, stageA, caldecFit, log);
   const { calibration } = stageB;
-  const weightsFile = weightsFileOf(stageA.final.weights, rows);
+  const weightsFile = weightsFileOf(stageA.final.weights, rows, polarity);
   const model = parseModel(weightsFile, calibration);
 
   // evaluation with the shipped model
@@ -212,8 +232,36 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   return { outDir, weights: weightsFile, calibration, golden, report };
 }
 
+/**
+ * The polarity axis (features.ts `PolarityAxis`): the embeddings of "positive" minus "negative" (two
+ * level texts of the sentiment sets, so in the cache), unit length; the mean of the given states and
+ * their standard deviation along the axis. Label-free: every set's states count.
+ */
+export function polarityAxis(store: DiskStore, states: readonly Float32Array[]): PolarityAxis {
+  const pos = store.get('positive');
+  const neg = store.get('negative');
+  if (!pos || !neg) throw new Error('the polarity axis needs the embeddings of "positive" and "negative"');
+  const axis = new Float32Array(EMBEDDING_DIM);
+  let norm = 0;
+  for (let d = 0; d < EMBEDDING_DIM; d++) {
+    axis[d] = (pos[d] ?? 0) - (neg[d] ?? 0);
+    norm += (axis[d] ?? 0) ** 2;
+  }
+  for (let d = 0; d < EMBEDDING_DIM; d++) axis[d] = (axis[d] ?? 0) / Math.sqrt(norm);
+  const sum = new Float64Array(EMBEDDING_DIM);
+  for (const s of states) for (let d = 0; d < EMBEDDING_DIM; d++) sum[d] = (sum[d] ?? 0) + (s[d] ?? 0);
+  const center = Float32Array.from(sum, (v) => v / Math.max(1, states.length));
+  let sq = 0;
+  for (const s of states) {
+    let along = 0;
+    for (let d = 0; d < EMBEDDING_DIM; d++) along += ((s[d] ?? 0) - (center[d] ?? 0)) * (axis[d] ?? 0);
+    sq += along * along;
+  }
+  return { axis, center, scale: Number(Math.sqrt(sq / Math.max(1, states.length)).toFixed(6)) };
+}
+
 /** The question inputs of a request from cached embeddings (every text must be in the store). */
-function inputsFrom(store: DiskStore): (request: DecisionRequest) => QuestionInput[] {
+function inputsFrom(store: DiskStore, polarity: PolarityAxis): (request: DecisionRequest) => QuestionInput[] {
   return (request) => {
     const rt = requestTexts(request);
     const vecs = new Map<string, Float32Array>();
@@ -223,7 +271,7 @@ function inputsFrom(store: DiskStore): (request: DecisionRequest) => QuestionInp
       vecs.set(t, v);
     }
     const facts = stateFacts(rt);
-    return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, facts));
+    return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, facts, polarity));
   };
 }
 
@@ -272,14 +320,22 @@ function fitStageB(
   log: (m: string) => void,
 ): StageBResult {
   const final = stageA.final;
+  const signatures = headSignatures(rows);
+  /** The nearest training task other than the row's own (what a leave-tasks-out fit may know). */
+  const nearOther = (r: TrainRow) =>
+    nearestTask(
+      r.x,
+      signatures.filter((s) => s.task !== r.task),
+    );
   // unseen-family rows: held-out tasks scored by the final head, training tasks by heads fitted without them
   const unseenRows: ScoredRow[] = [];
   for (const r of rows) {
-    if (!HEAD_TASKS.has(r.task)) unseenRows.push(bRow(r, bilOf(r, final.weights)));
+    if (!HEAD_TASKS.has(r.task))
+      unseenRows.push({ ...bRow(r, bilOf(r, final.weights)), near: nearOther(r), polarity: r.x.polarity });
     else {
       const bil = stageA.leaveOut.get(r.ex.id);
       if (!bil) throw new Error(`no leave-task-out score for ${r.ex.id}`);
-      unseenRows.push(bRow(r, bil));
+      unseenRows.push({ ...bRow(r, bil), near: nearOther(r), polarity: r.x.polarity });
     }
   }
   // seen-family rows: out-of-fold scores of training rows
@@ -293,11 +349,16 @@ function fitStageB(
   const calibration: CalibrationFile = {
     format: CALIBRATION_FORMAT,
     modelId: EMBEDDED_MODEL_ID,
-    familiarity: FAMILIARITY,
+    // fitted below, once every type's held-out answers are known
+    familiarity: { center: 1, width: 1 },
+    polarity: { ...POLARITY_WEIGHT, gamma: 0, alpha: 1 },
     types: {} as CalibrationFile['types'],
   };
   const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
   const hindsight: (Hindsight & { type: QuestionType })[] = [];
+  const blendItems: (BlendItem & { type: QuestionType })[] = [];
+  /** Per blend item: its polarity item (score questions), for the polarity answer on top of the blend. */
+  const polarityItems: (PolarityItem | null)[] = [];
   const seenCross: CrossFitted[] = [];
   const seenCrossAll: CrossFitted[] = [];
   const testRows = rows.filter((r) => r.ex.split === 'test');
@@ -377,8 +438,34 @@ function fitStageB(
             return u ? u.sum / u.n : Number.POSITIVE_INFINITY;
           })
         : lto.calibration;
-    for (const h of lto.heldOut) lotoHeldOut.push({ ...h, type });
     for (const h of hindsightCalibration(lto.heldOut)) hindsight.push({ ...h, type });
+    // the familiarity blend's evidence: each held-out row also answered as its nearest OTHER training
+    // task (the head fitted without its task, beta refit without it, that task's (T, alpha))
+    const seenBetaWithout = new Map<string, number[]>();
+    const ordered = [...new Set(unseen.map((r) => r.task))].sort().flatMap((t) => unseen.filter((r) => r.task === t));
+    lto.heldOut.forEach((h, i) => {
+      const r = ordered[i];
+      if (!r || r.task !== h.task) throw new Error('held-out rows out of order');
+      let seenAnswer: BlendItem['seen'] = null;
+      const cal = r.near ? tasksCal[r.near.task] : undefined;
+      if (r.near && cal) {
+        let beta = seenBetaWithout.get(r.task);
+        if (!beta) {
+          beta = fitBeta(
+            seen.filter((s) => s.task !== r.task),
+            dims,
+            L2_SEEN,
+          );
+          seenBetaWithout.set(r.task, beta);
+        }
+        seenAnswer = { p: calibrate(combine(r.bil, r.psi, beta, r.k), cal), similarity: r.near.similarity };
+      }
+      blendItems.push({ task: h.task, type, target: h.target, pUnseen: h.p, seen: seenAnswer });
+      polarityItems.push(
+        type === 'score' && r.polarity ? { task: h.task, k: r.k, ...r.polarity, target: h.target } : null,
+      );
+      lotoHeldOut.push({ ...h, type });
+    });
     const fam = (beta: number[], m: CalibrationModel, tasks?: FamilyCalibration['tasks']): FamilyCalibration => ({
       beta: beta.map((b) => Number(b.toFixed(6))),
       features,
@@ -386,21 +473,53 @@ function fitStageB(
       a: m.a,
       descriptors: [...DESCRIPTORS],
       ...(m.support ? { support: m.support } : {}),
+      ...(m.softness ? { softness: m.softness } : {}),
       ...(tasks ? { tasks } : {}),
     });
     calibration.types[type] = { seen: fam(seenBeta, seenModel, tasksCal), unseen: fam(lto.beta, unseenModel) };
     log(`stage B ${type}: seen ${JSON.stringify(tasksCal)}; unseen t=${unseenModel.t} a=${unseenModel.a}`);
   }
+  // one familiarity blend for every type; the reported leave-tasks-out answers are the blended ones
+  const kOf = new Map(blendItems.map((b) => [b.task, b.pUnseen.length]));
+  calibration.familiarity = fitFamiliarity(blendItems, (t) => uniformBrier(kOf.get(t) ?? 2));
+  blendItems.forEach((b, i) => {
+    const h = lotoHeldOut[i];
+    if (h) h.p = blend(b, calibration.familiarity);
+  });
+  log(`familiarity blend: ${JSON.stringify(calibration.familiarity)}`);
+  // the polarity answer of score questions on a polarity scale, on top: held-out sets answered by the
+  // parameters fitted without them; every other score question by the shipped ones (not fitted on it)
+  const polarity = fitPolarity(polarityItems.filter((p): p is PolarityItem => p !== null));
+  calibration.polarity = polarity.calibration;
+  polarityItems.forEach((it, i) => {
+    const h = lotoHeldOut[i];
+    if (!it || !h) return;
+    const w = polarityWeight(it.scale, polarity.calibration);
+    const q = polarity.heldOut.get(it) ?? polarityAnswer(it.state, Math.sign(it.scale), it.k, polarity.calibration);
+    h.p = h.p.map((p, j) => w * (q[j] ?? 0) + (1 - w) * p);
+  });
+  log(`polarity: ${JSON.stringify(calibration.polarity)} on ${polarity.heldOut.size} held-out rows`);
   return { calibration, seenCross, seenCrossAll, lotoHeldOut, hindsight };
 }
 
-/** weights.json: the final head, and one instruction signature per training task. */
-function weightsFileOf(w: BilinearWeights, rows: readonly TrainRow[]): WeightsFile {
-  const signatures: WeightsFile['signatures'] = [];
+/** One instruction signature per training task (the first row's instruction embedding). */
+function headSignatures(rows: readonly TrainRow[]): Signature[] {
+  const out: Signature[] = [];
   for (const task of HEAD_TASKS) {
     const r = rows.find((x) => x.task === task);
-    if (r?.x.i) signatures.push({ task, type: r.x.type, k: r.x.k, instruction: encodeFloats(r.x.i) });
+    if (r?.x.i) out.push({ task, type: r.x.type, k: r.x.k, instruction: r.x.i });
   }
+  return out;
+}
+
+/** weights.json: the final head, and one instruction signature per training task. */
+function weightsFileOf(w: BilinearWeights, rows: readonly TrainRow[], polarity: PolarityAxis): WeightsFile {
+  const signatures: WeightsFile['signatures'] = headSignatures(rows).map((s) => ({
+    task: s.task,
+    type: s.type,
+    k: s.k,
+    instruction: encodeFloats(s.instruction),
+  }));
   return {
     format: WEIGHTS_FORMAT,
     modelId: EMBEDDED_MODEL_ID,
@@ -419,6 +538,7 @@ function weightsFileOf(w: BilinearWeights, rows: readonly TrainRow[]): WeightsFi
       },
     },
     trainingSets: [...HEAD_TASKS].sort(),
+    polarity: { axis: encodeFloats(polarity.axis), center: encodeFloats(polarity.center), scale: polarity.scale },
     signatures,
   };
 }

@@ -16,10 +16,28 @@ import { join } from 'node:path';
 import type { CalibrationParams, DescriptorRange } from './calibration.ts';
 import type { QuestionType } from './features.ts';
 
-export const WEIGHTS_FORMAT = 'brier-lite-head/2';
-export const CALIBRATION_FORMAT = 'brier-lite-calibration/1';
+export const WEIGHTS_FORMAT = 'brier-lite-head/3';
+export const CALIBRATION_FORMAT = 'brier-lite-calibration/2';
 
 export type Family = 'seen' | 'unseen';
+
+export interface Familiarity {
+  center: number;
+  width: number;
+}
+
+/**
+ * The polarity answer of score questions whose scale runs along the polarity axis (features.ts
+ * `polarityOf`): weight sigmoid((|scale| - center) / width) on an answer read from the state's place
+ * on the axis alone, logit_j = gamma * u_j * state * sign(scale) (u_j the level's position in
+ * [-1, 1]), shrunk by alpha toward uniform; the rest on the usual answer.
+ */
+export interface PolarityCalibration {
+  center: number;
+  width: number;
+  gamma: number;
+  alpha: number;
+}
 
 export interface FamilyCalibration {
   /** beta_0 weighs the bilinear score, beta_1.. the scalar features of features.ts (names alongside). */
@@ -29,8 +47,10 @@ export interface FamilyCalibration {
   t: number[];
   a: number[];
   descriptors: string[];
-  /** unseen family: descriptor ranges outside which a question gets the uniform answer. */
+  /** unseen family: descriptor ranges outside which a question is shrunk toward the uniform answer. */
   support?: DescriptorRange[];
+  /** unseen family: how gradually (calibration.ts `CalibrationModel.softness`). */
+  softness?: number;
   /** seen family: (T, alpha) per training task, fitted on its held-out rows; overrides t/a. */
   tasks?: Record<string, CalibrationParams>;
 }
@@ -39,8 +59,14 @@ export interface FamilyCalibration {
 export interface CalibrationFile {
   format: string;
   modelId: string;
-  /** Instruction cosine at or above which a question counts as a task the head was trained on. */
-  familiarity: number;
+  /**
+   * How much a question is answered as the training task nearest to it (same type and option count):
+   * weight sigmoid((cosine of the two instructions - center) / width) on that task's `seen` answer, the
+   * rest on the `unseen` answer, so that rewording a training task's question moves its answer
+   * gradually, never across a threshold.
+   */
+  familiarity: Familiarity;
+  polarity: PolarityCalibration;
   types: Record<QuestionType, Record<Family, FamilyCalibration>>;
 }
 
@@ -59,6 +85,8 @@ export interface WeightsFile {
   };
   /** The labelled sets whose rows trained the bilinear weights. */
   trainingSets: string[];
+  /** features.ts `PolarityAxis`: axis and center as base64 little-endian float32 (EMBEDDING_DIM each). */
+  polarity: { axis: string; center: string; scale: number };
   signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
 }
 

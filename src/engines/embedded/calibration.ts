@@ -14,8 +14,10 @@
  * the order of options by logit is the order by probability. Parameters are fitted by
  * src/training (calibration-fit.ts) out-of-fold across tasks (leave-tasks-out), per question type
  * and task family; this file only applies them.
- * Where a model lists descriptor ranges (`support`), a question outside them gets the uniform
- * answer instead of an extrapolated map.
+ * Where a model lists descriptor ranges (`support`), a question outside them is shrunk toward the
+ * uniform answer instead of answered by an extrapolated map: with `softness`, gradually (the further
+ * outside, the closer to uniform, so that an answer never jumps at a range's edge); without it, at
+ * once.
  */
 import { softmax } from './head.ts';
 
@@ -52,17 +54,33 @@ export interface CalibrationModel {
   /** alpha = sigmoid(a . d) */
   a: number[];
   /**
-   * Where the fit has evidence: a question with a listed descriptor outside its range gets the
-   * uniform answer (the linear map is never extrapolated). Absent: no limit.
+   * Where the fit has evidence: a question with a listed descriptor outside its range is shrunk
+   * toward the uniform answer (the linear map is never extrapolated). Absent: no limit.
    */
   support?: DescriptorRange[];
+  /**
+   * How gradually: outside the ranges, the weight the map keeps is exp(-excess / softness), where
+   * excess sums how far each descriptor lies outside its range, in widths of that range. Absent:
+   * the uniform answer at once (the step of brier-lite 3.3 and 3.4).
+   */
+  softness?: number;
+}
+
+/** How far `d` lies outside the ranges, in widths of each range (0 inside every range). */
+export function supportExcess(support: readonly DescriptorRange[], d: readonly number[]): number {
+  let excess = 0;
+  for (const r of support) {
+    const v = d[r.index] ?? 0;
+    const width = Math.max(r.max - r.min, 1e-6);
+    excess += Math.max(0, (r.min - v) / width, (v - r.max) / width);
+  }
+  return excess;
 }
 
 export function resolveCalibration(m: CalibrationModel, d: readonly number[]): CalibrationParams {
-  for (const r of m.support ?? []) {
-    const v = d[r.index] ?? 0;
-    if (v < r.min || v > r.max) return UNIFORM;
-  }
+  const excess = m.support ? supportExcess(m.support, d) : 0;
+  const keep = excess === 0 ? 1 : m.softness ? Math.exp(-excess / m.softness) : 0;
+  if (keep === 0) return UNIFORM;
   let lt = 0;
   let la = 0;
   for (let i = 0; i < d.length; i++) {
@@ -71,5 +89,6 @@ export function resolveCalibration(m: CalibrationModel, d: readonly number[]): C
   }
   const temperature = Math.exp(Math.max(-5, Math.min(5, lt)));
   const alpha = 1 / (1 + Math.exp(-la));
-  return { temperature, alpha };
+  // (alpha as is inside the ranges: 1 - (1 - alpha) rounds differently, and fits compare such losses)
+  return { temperature, alpha: keep === 1 ? alpha : 1 - (1 - alpha) * keep };
 }

@@ -6,6 +6,8 @@ import {
   buildInput,
   DESCRIPTORS,
   descriptors,
+  type PolarityAxis,
+  polarityOf,
   SCALAR_FEATURES,
   scalarFeatures,
   sentenceLength,
@@ -16,6 +18,28 @@ import { loadModel, predict } from './model.ts';
 import { requestTexts } from './texts.ts';
 
 const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+
+describe('polarity axis', () => {
+  const unit = (v: number[]) => {
+    const n = Math.hypot(...v);
+    return Float32Array.from(v, (x) => x / n);
+  };
+  // a 3-d toy space: the axis is the first coordinate
+  const axis: PolarityAxis = { axis: unit([1, 0, 0]), center: Float32Array.from([0.1, 0, 0]), scale: 0.2 };
+  const negative = unit([-1, 1, 0]);
+  const positive = unit([1, 1, 0]);
+
+  it("places the state on the axis, standardized, and says how much a score question's scale runs along it", () => {
+    const happy = unit([0.5, 0, 1]);
+    const p = polarityOf('score', happy, [negative, unit([0, 1, 0]), positive], axis);
+    assert.ok(Math.abs(p.state - ((happy[0] ?? 0) - 0.1) / 0.2) < 1e-6);
+    assert.ok(Math.abs(p.scale - 1) < 1e-6, `a negative ... positive scale runs along the axis: ${p.scale}`);
+    assert.ok(Math.abs(polarityOf('score', happy, [positive, negative], axis).scale + 1) < 1e-6, 'reversed scale');
+    assert.equal(polarityOf('score', happy, [unit([0, 1, 0]), unit([0, 0, 1])], axis).scale, 0);
+    assert.equal(polarityOf('noul', happy, [negative, positive], axis).scale, 0);
+    assert.equal(polarityOf('score', happy, [negative, null], axis).scale, 0);
+  });
+});
 
 describe('sentence length feature', () => {
   it('is the mean words per sentence, standardized as (x - 20) / 5', () => {
@@ -139,7 +163,7 @@ describe('structured state with the committed artifact', () => {
 });
 
 describe('descriptor ranges with the committed artifact', () => {
-  it('answers uniformly a choice question whose similarities lie beyond the fitted range (one option ~ the state)', () => {
+  it('shrinks toward uniform a choice question whose similarities lie beyond the fitted range (one option ~ the state)', () => {
     const model = loadModel(DEFAULT_MODEL_DIR);
     const s = seededUnitVector(31);
     const noise = seededUnitVector(33);
@@ -160,7 +184,10 @@ describe('descriptor ranges with the committed artifact', () => {
     assert.ok(range && (descriptors(x)[spread] ?? 0) > range.max, `${descriptors(x)}, ${JSON.stringify(range)}`);
     const p = predict(x, model);
     assert.equal(p.family, 'unseen');
-    for (const q of p.probabilities) assert.ok(Math.abs(q - 0.25) < 1e-9, `${p.probabilities}`);
+    // shrunk toward uniform: the further beyond the range, the closer to 0.25 (softness > 0: no step)
+    const off = (ps: number[]) => Math.max(...ps.map((q) => Math.abs(q - 0.25)));
+    assert.ok((model.calibration.types.choice.unseen.softness ?? 0) > 0);
+    assert.ok(off(p.probabilities) < 0.06, `${p.probabilities}`);
     // the same map without its ranges extrapolates to a confident answer
     const unseen = { ...model.calibration.types.choice.unseen, support: undefined };
     const types = { ...model.calibration.types, choice: { ...model.calibration.types.choice, unseen } };

@@ -26,6 +26,48 @@ export interface QuestionInput {
   sentLen: number;
   /** The state came as a JSON object or array (see texts.ts `structured`). */
   structured: boolean;
+  /** Where the state and the question stand on the polarity axis (see `PolarityAxis`); absent: 0, 0. */
+  polarity?: { state: number; scale: number };
+}
+
+/**
+ * The polarity axis of the encoder's space: the embedding of "positive" minus that of "negative"
+ * (unit length), with the mean training state (`center`) and the spread of the states along it
+ * (`scale`). A state's place on it is a plain signal of sentiment-like scales; a score question
+ * whose lowest and highest levels differ along it (very negative ... very positive) reads it.
+ */
+export interface PolarityAxis {
+  axis: Float32Array;
+  center: Float32Array;
+  scale: number;
+}
+
+/**
+ * The state's standardized place on the axis, and how much the question's scale runs along it: the
+ * cosine of (highest level - lowest level) with the axis (score questions with both texts; else 0).
+ */
+export function polarityOf(
+  type: QuestionType,
+  state: Float32Array,
+  options: readonly (Float32Array | null)[],
+  axis: PolarityAxis,
+): { state: number; scale: number } {
+  let along = 0;
+  for (let d = 0; d < axis.axis.length; d++) along += ((state[d] ?? 0) - (axis.center[d] ?? 0)) * (axis.axis[d] ?? 0);
+  const lo = options[0];
+  const hi = options.at(-1);
+  let scale = 0;
+  if (type === 'score' && lo && hi && options.length >= 2) {
+    let num = 0;
+    let norm = 0;
+    for (let d = 0; d < axis.axis.length; d++) {
+      const v = (hi[d] ?? 0) - (lo[d] ?? 0);
+      num += v * (axis.axis[d] ?? 0);
+      norm += v * v;
+    }
+    scale = norm > 1e-12 ? num / Math.sqrt(norm) : 0;
+  }
+  return { state: axis.scale > 0 ? along / axis.scale : 0, scale };
 }
 
 /** What the head and the calibration read from the state besides its embedding: the same for every question. */
@@ -79,6 +121,7 @@ export function buildInput(
   stateVec: Float32Array,
   vectors: ReadonlyMap<string, Float32Array>,
   facts: StateFacts,
+  polarity?: PolarityAxis,
 ): QuestionInput {
   const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
   let pairSim: number | null = null;
@@ -87,15 +130,17 @@ export function buildInput(
     const b = get(q.pair[1]);
     if (a && b) pairSim = dot(a, b);
   }
+  const o = q.options.map(get);
   return {
     type: q.type,
     k: q.options.length,
     s: stateVec,
     i: get(q.instruction),
-    o: q.options.map(get),
+    o,
     pairSim,
     sentLen: facts.sentLen,
     structured: facts.structured,
+    ...(polarity ? { polarity: polarityOf(q.type, stateVec, o, polarity) } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ import { createEncoderPool, type TextEncoder512 } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-3.4.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-3.5.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**
@@ -159,7 +159,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
       const facts = stateFacts(rt);
-      const probabilities = rt.questions.map((q) => predict(buildInput(q, stateVec, vectors, facts), m).probabilities);
+      const probabilities = rt.questions.map(
+        (q) => predict(buildInput(q, stateVec, vectors, facts, m.polarity), m).probabilities,
+      );
       const c = counts(request);
       const answer: EngineAnswer = {
         probabilities,

@@ -8,7 +8,9 @@ import {
   CALIBRATION_FORMAT,
   type CalibrationFile,
   decodeFloats,
+  type Familiarity,
   type Family,
+  type PolarityCalibration,
   readArtifactFiles,
   WEIGHTS_FORMAT,
   type WeightsFile,
@@ -18,6 +20,8 @@ import {
   DESCRIPTORS,
   descriptors,
   dot,
+  levelPosition,
+  type PolarityAxis,
   type QuestionInput,
   type QuestionType,
   SCALAR_FEATURES,
@@ -36,6 +40,7 @@ export interface Signature {
 export interface Model {
   id: string;
   weights: BilinearWeights;
+  polarity: PolarityAxis;
   signatures: Signature[];
   calibration: CalibrationFile;
   window: number;
@@ -46,6 +51,12 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
   if (calibration.format !== CALIBRATION_FORMAT)
     throw new Error(`model: unknown calibration format ${calibration.format}`);
   if (weights.dim !== EMBEDDING_DIM) throw new Error(`model: dim ${weights.dim} != ${EMBEDDING_DIM}`);
+  const f = calibration.familiarity;
+  if (!(f && Number.isFinite(f.center) && Number.isFinite(f.width) && f.width > 0))
+    throw new Error('model: calibration familiarity malformed');
+  const pol = calibration.polarity;
+  if (!(pol && [pol.center, pol.gamma].every(Number.isFinite) && pol.width > 0 && pol.alpha >= 0 && pol.alpha <= 1))
+    throw new Error('model: calibration polarity malformed');
   const b = weights.bilinear;
   /** One type's rank (a positive integer) and its U, V matrices (decodeFloats checks their size). */
   const lowRank = (type: QuestionType): LowRank => {
@@ -65,6 +76,7 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
         c.beta.length !== SCALAR_FEATURES[type].length + 1 ||
         c.t.length !== DESCRIPTORS.length ||
         c.a.length !== DESCRIPTORS.length ||
+        (c.softness !== undefined && !(Number.isFinite(c.softness) && c.softness > 0)) ||
         (c.support ?? []).some(
           (r) =>
             !(
@@ -92,6 +104,11 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
         Q: decodeFloats(b.score.Q, EMBEDDING_DIM * score.rank, 'score.Q'),
       },
     },
+    polarity: {
+      axis: decodeFloats(weights.polarity.axis, EMBEDDING_DIM, 'polarity.axis'),
+      center: decodeFloats(weights.polarity.center, EMBEDDING_DIM, 'polarity.center'),
+      scale: weights.polarity.scale,
+    },
     signatures: weights.signatures.map((s) => ({
       ...s,
       instruction: decodeFloats(s.instruction, EMBEDDING_DIM, 'signature'),
@@ -106,34 +123,39 @@ export function loadModel(dir: string): Model {
 }
 
 /**
- * `seen` when the question matches a training task: same type and option count and an instruction
- * whose cosine with that task's instruction reaches the familiarity threshold.
+ * The training task whose instruction is nearest to the question's (same type and option count),
+ * with its cosine; null when the question has no instructions or no task has its shape.
  */
-export function detectFamily(
+export function nearestTask(
   x: QuestionInput,
   signatures: readonly Signature[],
-  threshold: number,
-): { family: Family; task: string | null } {
-  if (!x.i) return { family: 'unseen', task: null };
-  let best: Signature | null = null;
-  let bestSim = threshold;
+): { task: string; similarity: number } | null {
+  if (!x.i) return null;
+  let best: { task: string; similarity: number } | null = null;
   for (const s of signatures) {
     if (s.type !== x.type || s.k !== x.k) continue;
-    const sim = dot(x.i, s.instruction);
-    if (sim >= bestSim) {
-      best = s;
-      bestSim = sim;
-    }
+    const similarity = dot(x.i, s.instruction);
+    if (!best || similarity > best.similarity) best = { task: s.task, similarity };
   }
-  return best ? { family: 'seen', task: best.task } : { family: 'unseen', task: null };
+  return best;
+}
+
+/** The weight of the `seen` answer at an instruction cosine: sigmoid((similarity - center) / width). */
+export function familiarityWeight(similarity: number, f: Familiarity): number {
+  return 1 / (1 + Math.exp(-(similarity - f.center) / f.width));
 }
 
 export interface Prediction {
   probabilities: number[];
+  /** The logits of the family with the larger weight. */
   logits: number[];
+  /** `seen` when the nearest training task's answer weighs at least half. */
   family: Family;
-  /** The training task a `seen` question matched. */
+  /** The nearest training task (same type and option count), if any. */
   task: string | null;
+  /** The weight of that task's `seen` answer in the probabilities (0 without a task). */
+  seenWeight: number;
+  /** The calibration of the family with the larger weight. */
   calibration: CalibrationParams;
 }
 
@@ -144,10 +166,63 @@ export function headLogits(x: QuestionInput, model: Model, family: Family): numb
   return combine(bil, scalarFeatures(x), c.beta, x.k);
 }
 
+/** The weight of the polarity answer for a scale's cosine with the axis: sigmoid((|scale| - center) / width). */
+export function polarityWeight(scale: number, c: PolarityCalibration): number {
+  return 1 / (1 + Math.exp(-(Math.abs(scale) - c.center) / c.width));
+}
+
+/** The answer read from the state's place on the polarity axis alone (artifacts.ts `PolarityCalibration`). */
+export function polarityAnswer(state: number, sign: number, k: number, c: PolarityCalibration): number[] {
+  const logits = Array.from({ length: k }, (_, j) => c.gamma * levelPosition(j, k) * state * sign);
+  return calibrate(logits, { temperature: 1, alpha: c.alpha });
+}
+
+/**
+ * The answer: the `unseen` family's, blended with the nearest training task's `seen` answer by the
+ * familiarity weight (a question asked as in training gets its task's answer; reworded, it moves
+ * toward the unseen answer gradually); for a score question whose scale runs along the polarity axis,
+ * blended again with the polarity answer by the polarity weight.
+ */
 export function predict(x: QuestionInput, model: Model): Prediction {
-  const { family, task } = detectFamily(x, model.signatures, model.calibration.familiarity);
-  const c = model.calibration.types[x.type][family];
-  const logits = headLogits(x, model, family);
-  const params = (task ? c.tasks?.[task] : undefined) ?? resolveCalibration(c, descriptors(x));
-  return { probabilities: calibrate(logits, params), logits, family, task, calibration: params };
+  const base = predictBase(x, model);
+  if (x.type !== 'score' || !x.polarity) return base;
+  const wp = polarityWeight(x.polarity.scale, model.calibration.polarity);
+  const pol = polarityAnswer(x.polarity.state, Math.sign(x.polarity.scale), x.k, model.calibration.polarity);
+  return { ...base, probabilities: base.probabilities.map((p, i) => wp * (pol[i] ?? 0) + (1 - wp) * p) };
+}
+
+function predictBase(x: QuestionInput, model: Model): Prediction {
+  const near = nearestTask(x, model.signatures);
+  const d = descriptors(x);
+  const bil = bilinearForward(x, model.weights).bil;
+  const psi = scalarFeatures(x);
+  const answerOf = (family: Family) => {
+    const c = model.calibration.types[x.type][family];
+    const logits = combine(bil, psi, c.beta, x.k);
+    const params = (family === 'seen' && near ? c.tasks?.[near.task] : undefined) ?? resolveCalibration(c, d);
+    return { logits, params, p: calibrate(logits, params) };
+  };
+  const unseen = answerOf('unseen');
+  const w = near ? familiarityWeight(near.similarity, model.calibration.familiarity) : 0;
+  if (w === 0) {
+    return {
+      probabilities: unseen.p,
+      logits: unseen.logits,
+      family: 'unseen',
+      task: null,
+      seenWeight: 0,
+      calibration: unseen.params,
+    };
+  }
+  const seen = answerOf('seen');
+  const probabilities = seen.p.map((p, i) => w * p + (1 - w) * (unseen.p[i] ?? 0));
+  const top = w >= 0.5 ? seen : unseen;
+  return {
+    probabilities,
+    logits: top.logits,
+    family: w >= 0.5 ? 'seen' : 'unseen',
+    task: near?.task ?? null,
+    seenWeight: w,
+    calibration: top.params,
+  };
 }

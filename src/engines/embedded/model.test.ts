@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { seededUnitVector } from '../../../test/fixtures/embedded.ts';
+import { polarityOf } from './features.ts';
+import { DEFAULT_MODEL_DIR } from './index.ts';
+import { familiarityWeight, loadModel, predict } from './model.ts';
+
+const model = loadModel(DEFAULT_MODEL_DIR);
+
+/** A unit vector at cosine `c` with `v` (moved toward a fixed seeded direction). */
+function atCosine(v: Float32Array, c: number): Float32Array {
+  const u = seededUnitVector(777);
+  let along = 0;
+  for (let d = 0; d < v.length; d++) along += (u[d] ?? 0) * (v[d] ?? 0);
+  const perp = Float32Array.from(u, (x, d) => x - along * (v[d] ?? 0));
+  const n = Math.hypot(...perp);
+  return Float32Array.from(v, (x, d) => c * x + Math.sqrt(1 - c * c) * ((perp[d] ?? 0) / n));
+}
+
+describe('the committed model: familiarity blend', () => {
+  const spam = model.signatures.find((s) => s.task === 'sms_spam');
+  assert.ok(spam, 'the artifact has the sms_spam signature');
+  const ask = (instruction: Float32Array) =>
+    predict(
+      {
+        type: 'noul',
+        k: 2,
+        s: seededUnitVector(5),
+        i: instruction,
+        o: [null, instruction],
+        pairSim: null,
+        sentLen: 0,
+        structured: false,
+      },
+      model,
+    );
+
+  it("answers a training task's own question as that task, and a reworded one gradually less so", () => {
+    const own = ask(spam.instruction);
+    assert.equal(own.task, 'sms_spam');
+    assert.ok(own.seenWeight >= 0.99, `${own.seenWeight}`);
+    const cosines = [1, 0.97, 0.94, 0.93, 0.925, 0.92, 0.915, 0.91, 0.9, 0.88, 0.85, 0.8];
+    const answers = cosines.map((c) => ask(atCosine(spam.instruction, c)));
+    for (let i = 1; i < answers.length; i++) {
+      const [a, b] = [answers[i - 1], answers[i]];
+      assert.ok(a && b && b.seenWeight <= a.seenWeight + 1e-12, 'the weight falls with the cosine');
+      const jump = Math.abs((b?.probabilities[1] ?? 0) - (a?.probabilities[1] ?? 0));
+      assert.ok(jump < 0.25, `no jump between cosines ${cosines[i - 1]} and ${cosines[i]}: ${jump}`);
+    }
+    assert.ok((answers.at(-1)?.seenWeight ?? 1) < 0.01, 'far from the task: answered as unseen');
+    assert.equal(
+      familiarityWeight(model.calibration.familiarity.center, model.calibration.familiarity),
+      0.5,
+      'half way at the fitted center',
+    );
+  });
+});
+
+describe('the committed model: polarity', () => {
+  const levels = (texts: string[]) => texts.map((t) => seededUnitVector(1000 + t.length));
+  const negative = model.polarity.axis.map((x) => -x);
+  const positive = model.polarity.axis;
+  const unit = (v: Float32Array) => {
+    const n = Math.hypot(...v);
+    return Float32Array.from(v, (x) => x / n);
+  };
+  /** A state placed `z` spreads along the axis from the training states' center. */
+  const stateAt = (z: number) =>
+    unit(Float32Array.from(model.polarity.center, (c, d) => c + z * model.polarity.scale * (positive[d] ?? 0)));
+
+  it('moves a polarity-scale answer toward the end the state leans to, and leaves other scales alone', () => {
+    const o = [unit(Float32Array.from(negative)), seededUnitVector(3), unit(Float32Array.from(positive))];
+    const x = (z: number, options: (Float32Array | null)[]) => {
+      const s = stateAt(z);
+      return {
+        type: 'score' as const,
+        k: 3,
+        s,
+        i: seededUnitVector(4),
+        o: options,
+        pairSim: null,
+        sentLen: 0,
+        structured: false,
+        polarity: polarityOf('score', s, options, model.polarity),
+      };
+    };
+    const happy = predict(x(3, o), model).probabilities;
+    const sad = predict(x(-3, o), model).probabilities;
+    assert.ok((happy[2] ?? 0) > (happy[0] ?? 0), `${happy}`);
+    assert.ok((sad[0] ?? 0) > (sad[2] ?? 0), `${sad}`);
+    // a scale across the axis (seeded level texts): the polarity answer weighs nothing
+    const stars = levels(['1 star', '2 stars', '3 stars']);
+    const across = x(3, stars);
+    assert.ok(Math.abs(across.polarity.scale) < 0.3, `${across.polarity.scale}`);
+    const withoutPolarity = predict({ ...across, polarity: undefined }, model).probabilities;
+    const withPolarity = predict(across, model).probabilities;
+    for (const [i, p] of withPolarity.entries()) assert.ok(Math.abs(p - (withoutPolarity[i] ?? 0)) < 0.01);
+  });
+});

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { polarityAnswer, polarityWeight } from '../engines/embedded/model.ts';
+import { fitPolarity, fitPolarityParams, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
+import { hardBrier, uniformBrier } from './stage-b.ts';
+
+/** A set of k-level rows whose state sits along the axis by its level (`signal`), plus seeded noise. */
+function set(task: string, n: number, k: number, signal: number, scale = 0.9): PolarityItem[] {
+  return Array.from({ length: n }, (_, i) => {
+    const target = i % k;
+    const noise = (((i * 2654435761) >>> 0) / 2 ** 32 - 0.5) * 2;
+    return { task, k, scale, target, state: signal * ((2 * target) / (k - 1) - 1) + noise };
+  });
+}
+
+describe('polarity answer', () => {
+  it('reads a polarity scale where the state carries it, keeping every left-out set at or below uniform', () => {
+    const items = [...set('a', 300, 3, 1), ...set('b', 300, 5, 1), ...set('c', 300, 3, 1)];
+    const { calibration, heldOut } = fitPolarity(items);
+    assert.ok(calibration.gamma > 0, JSON.stringify(calibration));
+    assert.equal(heldOut.size, items.length);
+    for (const task of ['a', 'b', 'c']) {
+      const own = items.filter((it) => it.task === task);
+      const brier = own.reduce((s, it) => s + hardBrier(heldOut.get(it) ?? [], it.target), 0) / own.length;
+      assert.ok(brier < uniformBrier(own[0]?.k ?? 3), `${task}: ${brier}`);
+    }
+  });
+
+  it('answers uniform where no set carries it', () => {
+    const p = fitPolarityParams([...set('a', 300, 3, 0), ...set('b', 300, 3, 0)]);
+    assert.equal(p.alpha === 1 || p.gamma === 0, true, JSON.stringify(p));
+  });
+
+  it('leaves out sets whose scale runs across the axis', () => {
+    const { heldOut } = fitPolarity([...set('a', 50, 3, 1), ...set('b', 50, 3, 1), ...set('stars', 50, 5, 1, 0.05)]);
+    assert.equal(heldOut.size, 100);
+  });
+
+  it('orders the answer by the state and the direction of the scale; weighs it by how much the scale is a polarity', () => {
+    const c = { ...POLARITY_WEIGHT, gamma: 2, delta: 0, alpha: 0 };
+    const up = polarityAnswer(1, 1, 3, c);
+    assert.ok((up[2] ?? 0) > (up[1] ?? 0) && (up[1] ?? 0) > (up[0] ?? 0), `${up}`);
+    const down = polarityAnswer(1, -1, 3, c);
+    [...up].reverse().forEach((p, i) => assert.ok(Math.abs(p - (down[i] ?? 0)) < 1e-12));
+    assert.ok(polarityWeight(0.9, c) > 0.99 && polarityWeight(-0.9, c) > 0.99);
+    assert.ok(polarityWeight(0.05, c) < 0.01);
+  });
+});
