@@ -20,6 +20,7 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Questions', link: '/guide/questions' },
       { text: 'Probabilities and calibration', link: '/guide/probabilities' },
       { text: 'Errors and limits', link: '/guide/errors' },
+      { text: 'Teach Brier your task', link: '/guide/teach-your-task' },
     ],
   },
   {
