@@ -41,7 +41,7 @@ describe('polarity answer', () => {
     const up = polarityAnswer(1, 1, 3, c);
     assert.ok((up[2] ?? 0) > (up[1] ?? 0) && (up[1] ?? 0) > (up[0] ?? 0), `${up}`);
     const down = polarityAnswer(1, -1, 3, c);
-    [...up].reverse().forEach((p, i) => assert.ok(Math.abs(p - (down[i] ?? 0)) < 1e-12));
+    for (const [i, p] of [...up].reverse().entries()) assert.ok(Math.abs(p - (down[i] ?? 0)) < 1e-12);
     assert.ok(polarityWeight(0.9, c) > 0.99 && polarityWeight(-0.9, c) > 0.99);
     assert.ok(polarityWeight(0.05, c) < 0.01);
   });

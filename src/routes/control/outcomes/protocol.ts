@@ -8,11 +8,9 @@ export const OutcomeRequest = z
       .max(64)
       .openapi({ example: 'req_0f3c9a...', description: 'The x-request-id of the /v1/systemone response.' }),
     question_id: z.string().min(1).max(128).openapi({ example: 'team' }),
-    label: z
-      .union([z.boolean(), z.string().max(1000), z.number()])
-      .openapi({
-        description: 'What turned out true: noul true/false, choice a label, score a level index (or its text).',
-      }),
+    label: z.union([z.boolean(), z.string().max(1000), z.number()]).openapi({
+      description: 'What turned out true: noul true/false, choice a label, score a level index (or its text).',
+    }),
   })
   .strict()
   .openapi('Outcome');
