@@ -2,6 +2,7 @@
 import type { z } from '@hono/zod-openapi';
 import type { AdapterSummary as AdapterSchema } from '../../src/routes/control/adapters/protocol.ts';
 import type { AuthProviders as AuthProvidersSchema } from '../../src/routes/control/auth-providers/route.ts';
+import type { CalibrationReport as CalibrationReportSchema } from '../../src/routes/control/calibration/protocol.ts';
 import type {
   ExampleSummary as ExampleSummarySchema,
   UploadResult as UploadResultSchema,
@@ -133,6 +134,8 @@ export type TrainingJob = z.infer<typeof TrainingJobSchema>;
 export type TemplateReport = z.infer<typeof TemplateReportSchema>;
 export type Adapter = z.infer<typeof AdapterSchema>;
 export type RetentionPolicy = z.infer<typeof RetentionPolicySchema>;
+export type CalibrationReport = z.infer<typeof CalibrationReportSchema>;
+export type TemplateCalibration = CalibrationReport['templates'][number];
 
 /** POST /control/v1/examples: JSON Lines, not JSON, so not through api(); errors are thrown the same way. */
 export async function uploadExamples(jsonl: string): Promise<UploadResult> {

@@ -2,14 +2,24 @@ import { type FormEvent, useCallback, useEffect, useId, useState } from 'react';
 import {
   type Adapter,
   api,
+  type CalibrationReport,
   type ExampleSummary,
   isApiError,
   type RetentionPolicy,
+  type TemplateCalibration,
   type TemplateReport,
   type TrainingJob,
   uploadExamples,
 } from './api.ts';
-import { type CsvQuestion, csvToJsonl, isActive, metric, type QuestionType, reliabilityPoints } from './teach-model.ts';
+import {
+  type Bin,
+  type CsvQuestion,
+  csvToJsonl,
+  isActive,
+  metric,
+  type QuestionType,
+  reliabilityPoints,
+} from './teach-model.ts';
 import { Alert, CopyButton, Dialog, Field, formatDate, formatNumber, PageHeading } from './ui.tsx';
 
 /** The question text of a template, for tables. */
@@ -21,21 +31,33 @@ function describe(question: Record<string, unknown>): string {
 
 /** A reliability diagram in inline SVG: accuracy against confidence, before (base) and after (adapter). */
 function ReliabilityDiagram({ report }: { report: TemplateReport }) {
+  return (
+    <Reliability
+      title={`Reliability on the ${report.nTest} held-out examples`}
+      summary={`Base model ECE ${metric(report.before?.ece)}, adapter ECE ${metric(report.after?.ece)}`}
+      before={report.reliability?.before ?? []}
+      after={report.reliability?.after ?? []}
+      labels={['base model', 'adapter']}
+    />
+  );
+}
+
+function Reliability(props: { title: string; summary: string; before: Bin[]; after: Bin[]; labels: [string, string] }) {
   const id = useId();
   const size = 180;
   const pad = 28;
   const inner = size - 2 * pad;
-  const before = reliabilityPoints(report.reliability?.before ?? []);
-  const after = reliabilityPoints(report.reliability?.after ?? []);
+  const before = reliabilityPoints(props.before);
+  const after = reliabilityPoints(props.after);
   const path = (pts: { x: number; y: number }[]) =>
     pts.map((p, i) => `${i === 0 ? 'M' : 'L'}${pad + p.x * inner},${pad + (1 - p.y) * inner}`).join(' ');
   return (
     <figure className="chart reliability">
-      <figcaption id={`${id}-t`}>Reliability on the {report.nTest} held-out examples</figcaption>
+      <figcaption id={`${id}-t`}>{props.title}</figcaption>
       <svg viewBox={`0 0 ${size} ${size}`} role="img" aria-labelledby={`${id}-t ${id}-d`} className="reliability-svg">
         <title>Reliability diagram</title>
         <desc id={`${id}-d`}>
-          {`Accuracy against confidence in 15 bins. Base model ECE ${metric(report.before?.ece)}, adapter ECE ${metric(report.after?.ece)}; the diagonal is perfect calibration.`}
+          {`Accuracy against confidence in 15 bins. ${props.summary}; the diagonal is perfect calibration.`}
         </desc>
         <rect x={pad} y={pad} width={inner} height={inner} className="frame" />
         <line x1={pad} y1={pad + inner} x2={pad + inner} y2={pad} className="diagonal" />
@@ -63,11 +85,13 @@ function ReliabilityDiagram({ report }: { report: TemplateReport }) {
         </text>
       </svg>
       <ul className="legend">
+        {props.before.length > 0 ? (
+          <li>
+            <span className="swatch before" aria-hidden="true" /> {props.labels[0]}
+          </li>
+        ) : null}
         <li>
-          <span className="swatch before" aria-hidden="true" /> base model
-        </li>
-        <li>
-          <span className="swatch after" aria-hidden="true" /> adapter
+          <span className="swatch after" aria-hidden="true" /> {props.labels[1]}
         </li>
       </ul>
     </figure>
@@ -132,6 +156,92 @@ function TemplateResult({ report, questions }: { report: TemplateReport; questio
   );
 }
 
+/** Brier and ECE of live answers by week, a line chart in inline SVG. */
+function WeeklyChart({ c }: { c: TemplateCalibration }) {
+  const id = useId();
+  const width = 360;
+  const height = 160;
+  const pad = { left: 36, right: 8, top: 10, bottom: 24 };
+  const weeks = c.weekly;
+  const max = Math.max(0.05, ...weeks.map((w) => Math.max(w.brier, w.ece)));
+  const x = (i: number) =>
+    pad.left + (weeks.length <= 1 ? 0.5 : i / (weeks.length - 1)) * (width - pad.left - pad.right);
+  const y = (v: number) => pad.top + (1 - v / max) * (height - pad.top - pad.bottom);
+  const line = (key: 'brier' | 'ece') => weeks.map((w, i) => `${i === 0 ? 'M' : 'L'}${x(i)},${y(w[key])}`).join(' ');
+  return (
+    <figure className="chart weekly">
+      <figcaption id={`${id}-t`}>Brier and ECE of live answers by week</figcaption>
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`${id}-t ${id}-d`} className="weekly-svg">
+        <title>Brier and ECE by week</title>
+        <desc id={`${id}-d`}>
+          {weeks
+            .map((w) => `week of ${w.week}: ${w.n} outcomes, Brier ${metric(w.brier)}, ECE ${metric(w.ece)}`)
+            .join('; ')}
+        </desc>
+        {[0, max / 2, max].map((v) => (
+          <g key={v}>
+            <line x1={pad.left} x2={width - pad.right} y1={y(v)} y2={y(v)} className="grid" />
+            <text x={pad.left - 4} y={y(v) + 4} textAnchor="end" className="axis">
+              {v.toFixed(2)}
+            </text>
+          </g>
+        ))}
+        <path d={line('brier')} className="curve brier" />
+        <path d={line('ece')} className="curve ece" />
+        {weeks.map((w, i) => (
+          <g key={w.week}>
+            <circle cx={x(i)} cy={y(w.brier)} r={3} className="dot brier" />
+            <circle cx={x(i)} cy={y(w.ece)} r={3} className="dot ece" />
+            <text x={x(i)} y={height - 6} textAnchor="middle" className="axis">
+              {w.week.slice(5)}
+            </text>
+          </g>
+        ))}
+      </svg>
+      <ul className="legend">
+        <li>
+          <span className="swatch brier" aria-hidden="true" /> Brier
+        </li>
+        <li>
+          <span className="swatch ece" aria-hidden="true" /> ECE
+        </li>
+      </ul>
+    </figure>
+  );
+}
+
+function CalibrationCard({ c, onRetrain, busy }: { c: TemplateCalibration; onRetrain: () => void; busy: boolean }) {
+  return (
+    <section className="adapter" aria-label={`Calibration of ${describe(c.question)}`}>
+      <h3>{describe(c.question)}</h3>
+      {c.drifted ? (
+        <Alert kind="error">
+          Calibration has drifted: {c.reason.replace(/^drifted: /, '')}.{' '}
+          <button type="button" className="small" onClick={onRetrain} disabled={busy}>
+            Retrain on these outcomes
+          </button>
+        </Alert>
+      ) : (
+        <p className="hint">{c.reason}.</p>
+      )}
+      <p className="hint">
+        {formatNumber(c.overall.n)} outcomes: accuracy {metric(c.overall.accuracy)}, Brier {metric(c.overall.brier, 4)},
+        ECE {metric(c.overall.ece)} (chance floor {metric(c.overall.ece_floor)}); answered by {c.served_by.join(', ')}.
+      </p>
+      <div className="result-grid">
+        <WeeklyChart c={c} />
+        <Reliability
+          title="Reliability of live answers"
+          summary={`ECE ${metric(c.overall.ece)}`}
+          before={[]}
+          after={c.reliability}
+          labels={['', 'served answers']}
+        />
+      </div>
+    </section>
+  );
+}
+
 function JobRow({ job }: { job: TrainingJob }) {
   const pct = Math.round(job.progress * 100);
   return (
@@ -162,6 +272,7 @@ export function TeachPage() {
   const [jobs, setJobs] = useState<TrainingJob[]>([]);
   const [adapters, setAdapters] = useState<Adapter[]>([]);
   const [retention, setRetention] = useState<RetentionPolicy | null>(null);
+  const [calibration, setCalibration] = useState<CalibrationReport | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [issues, setIssues] = useState<string[]>([]);
   const [notice, setNotice] = useState<string | null>(null);
@@ -174,16 +285,18 @@ export function TeachPage() {
 
   const load = useCallback(async () => {
     try {
-      const [e, j, a, r] = await Promise.all([
+      const [e, j, a, r, c] = await Promise.all([
         api<ExampleSummary>('/control/v1/examples'),
         api<{ data: TrainingJob[] }>('/control/v1/training-jobs'),
         api<{ data: Adapter[] }>('/control/v1/adapters'),
         api<RetentionPolicy>('/control/v1/retention'),
+        api<CalibrationReport>('/control/v1/calibration'),
       ]);
       setExamples(e);
       setJobs(j.data);
       setAdapters(a.data);
       setRetention(r);
+      setCalibration(c);
     } catch (err) {
       setError(isApiError(err) ? err.message : 'could not load this page');
     }
@@ -228,11 +341,11 @@ export function TeachPage() {
     }
   }
 
-  async function train() {
+  async function train(templates?: string[]) {
     setError(null);
     setNotice(null);
     try {
-      await api('/control/v1/training-jobs', { body: {} });
+      await api('/control/v1/training-jobs', { body: templates ? { templates } : {} });
       await load();
     } catch (err) {
       setError(isApiError(err) ? err.message : 'could not queue the job');
@@ -447,7 +560,9 @@ export function TeachPage() {
         must be kept. It is off by default.{' '}
         {retention?.account_days
           ? `Requests of every key are kept ${retention.account_days} days (${formatNumber(retention.retained)} now).`
-          : 'Nothing of your requests is kept now.'}
+          : retention && retention.keys.length > 0
+            ? `Requests of ${retention.keys.length} key${retention.keys.length === 1 ? '' : 's'} are kept (${formatNumber(retention.retained)} now); the others keep nothing.`
+            : 'Nothing of your requests is kept now.'}
       </p>
       <div className="inline-form">
         <label htmlFor="retention-days">Keep for (days)</label>
@@ -468,6 +583,19 @@ export function TeachPage() {
           </button>
         ) : null}
       </div>
+
+      <h2>Calibration of live answers</h2>
+      {calibration && calibration.templates.length > 0 ? (
+        calibration.templates.map((c) => (
+          <CalibrationCard key={c.template} c={c} busy={active} onRetrain={() => void train([c.template])} />
+        ))
+      ) : (
+        <p className="empty">
+          No outcomes in the last {calibration?.days ?? 90} days. Once outcomes are recorded, their answers' Brier and
+          ECE are charted here by week; past the drift threshold (ECE of the last {calibration?.drift.window ?? 50}{' '}
+          outcomes above {calibration?.drift.ece ?? 0.1} and twice its chance floor) this page offers a retrain.
+        </p>
+      )}
 
       <Dialog open={deleting !== null} title="Delete this adapter?" onClose={() => setDeleting(null)}>
         <p>Requests that name {deleting?.id} will fail at once. Its examples stay.</p>

@@ -258,5 +258,13 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('adapter_user_idx').on('adapter').column('user_id').execute();
       },
     },
+    '0009_outcome_served': {
+      // An outcome keeps the answer that was served for it (canonical order) and the model that served
+      // it, so that the calibration of live answers can be followed after the request itself expires.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('example').addColumn('served', 'text').execute();
+        await db.schema.alterTable('example').addColumn('served_by', 'text').execute();
+      },
+    },
   };
 }

@@ -118,6 +118,9 @@ export interface ExampleTable {
   /** Outcomes: the request and question they label (unique per account). */
   request_id: string | null;
   question_id: string | null;
+  /** Outcomes (migration 0009): the answer served for it (canonical class order, JSON) and who served it. */
+  served: ColumnType<string | null, string | null | undefined, string | null>;
+  served_by: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Ms;
 }
 

@@ -53,6 +53,16 @@ export interface StoredExample {
   createdAt: number;
 }
 
+/** A recorded outcome with the answer that was served for it. */
+export interface ServedOutcome {
+  templateId: string;
+  label: string;
+  /** Canonical class order. */
+  served: number[];
+  servedBy: string;
+  createdAt: number;
+}
+
 const BATCH = 400;
 
 export interface ExampleStoreOptions {
@@ -151,7 +161,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
    */
   async function addOutcome(
     userId: string,
-    example: NewExample & { requestId: string; questionId: string },
+    example: NewExample & { requestId: string; questionId: string; served: number[] | null; servedBy: string },
   ): Promise<{ id: string; replaced: boolean }> {
     return db.kysely.transaction().execute(async (tx) => {
       const existing = await tx
@@ -183,6 +193,8 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
           source: 'outcome',
           request_id: example.requestId,
           question_id: example.questionId,
+          served: example.served ? JSON.stringify(example.served) : null,
+          served_by: example.servedBy,
           created_at: now(),
         })
         .execute();
@@ -265,6 +277,27 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     }));
   }
 
+  /** The account's outcomes since `since` (ms) that carry the answer served for them, oldest first. */
+  async function outcomes(userId: string, since: number): Promise<ServedOutcome[]> {
+    const rows = await db.kysely
+      .selectFrom('example')
+      .select(['template_id', 'label', 'served', 'served_by', 'created_at'])
+      .where('user_id', '=', userId)
+      .where('source', '=', 'outcome')
+      .where('served', 'is not', null)
+      .where('created_at', '>=', since)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      templateId: r.template_id,
+      label: r.label,
+      served: JSON.parse(r.served ?? '[]') as number[],
+      servedBy: r.served_by ?? '',
+      createdAt: toMs(r.created_at) ?? 0,
+    }));
+  }
+
   /** Deletes a template and its examples; false when the account has no such template. */
   async function removeTemplate(userId: string, templateId: string): Promise<boolean> {
     return db.kysely.transaction().execute(async (tx) => {
@@ -278,7 +311,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     });
   }
 
-  return { add, addOutcome, summary, template, templates: listTemplates, list, removeTemplate, limits };
+  return { add, addOutcome, outcomes, summary, template, templates: listTemplates, list, removeTemplate, limits };
 }
 
 export type ExampleStore = ReturnType<typeof createExampleStore>;

@@ -6,8 +6,8 @@
 import { fail } from '../lib/errors.ts';
 import { clip } from '../lib/json-bounds.ts';
 import { canonicalLabel } from '../systemone/examples.ts';
-import type { WireQuestion } from '../systemone/protocol.ts';
-import { templateOf } from '../systemone/templates.ts';
+import type { WireAnswer, WireQuestion } from '../systemone/protocol.ts';
+import { templateLabels, templateOf } from '../systemone/templates.ts';
 import type { ExampleStore } from './examples.ts';
 import type { Retention } from './retention.ts';
 
@@ -55,7 +55,11 @@ export function createOutcomes(deps: { retention: Retention; examples: ExampleSt
     const label = canonicalLabel(question, outcome.label);
     if ('error' in label) throw fail('BAD_REQUEST', `label: ${label.error}`);
     const template = templateOf(question);
+    const answers = JSON.parse(retained.answers) as Record<string, WireAnswer>;
+    const answer = Object.hasOwn(answers, outcome.questionId) ? answers[outcome.questionId] : undefined;
     const stored = await deps.examples.addOutcome(userId, {
+      served: answer ? servedVector(question, answer) : null,
+      servedBy: answer?.answered_by ?? retained.model,
       templateId: template.id,
       type: template.type,
       question: template.canonical,
@@ -68,6 +72,17 @@ export function createOutcomes(deps: { retention: Retention; examples: ExampleSt
   }
 
   return { record };
+}
+
+/** The probabilities a served answer gave, in the template's canonical class order (as served: rounded). */
+export function servedVector(question: WireQuestion, answer: WireAnswer): number[] | null {
+  if (answer.type === 'noul') return [1 - answer.noul, answer.noul];
+  if (answer.type === 'choice' || answer.type === 'score') {
+    const p = templateLabels(question).map((l) => answer.probabilities[l] ?? 0);
+    const sum = p.reduce((a, b) => a + b, 0);
+    return sum > 0 ? p.map((x) => x / sum) : null;
+  }
+  return null;
 }
 
 export type Outcomes = ReturnType<typeof createOutcomes>;

@@ -441,3 +441,51 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
   await expect(page.getByText('No adapters yet.')).toBeVisible();
   expect((await ask()).status).toBe(400);
 });
+
+test('calibration you can see: outcomes of live answers charted by week, drift said out loud, and a retrain offered', async ({
+  page,
+}) => {
+  await signInWithIdp(page, 'drift-e2e');
+  const key = await createKey(page, 'drift');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const put = await fetch(`${cp.url}/control/v1/retention`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ days: 7 }),
+  });
+  expect(put.status).toBe(200);
+  const routing = {
+    type: 'choice',
+    instructions: 'Which team should handle this ticket?',
+    criteria: { billing: 'charges and refunds', tech: 'bugs and outages', other: null },
+  };
+  // 40 live answers whose outcome is always the label the model found least likely: badly calibrated.
+  for (let i = 0; i < 40; i++) {
+    const res = await fetch(`${cp.url}/v1/systemone`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ state: `drift ticket ${i}`, questions: { team: routing } }),
+    });
+    const probs = (await res.json()).answers.team.probabilities as Record<string, number>;
+    const least = Object.entries(probs).sort((a, b) => a[1] - b[1])[0]?.[0];
+    const outcome = await fetch(`${cp.url}/control/v1/outcomes`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ request_id: res.headers.get('x-request-id'), question_id: 'team', label: least }),
+    });
+    expect(outcome.status).toBe(201);
+  }
+  await page.getByRole('link', { name: 'Adapters', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Calibration of live answers' })).toBeVisible();
+  const card = page.getByRole('region', { name: 'Calibration of Which team should handle this ticket?' });
+  await expect(card.getByRole('img', { name: /Brier and ECE of live answers by week/ })).toBeVisible();
+  await expect(card.getByRole('img', { name: /Reliability of live answers/ })).toBeVisible();
+  await expect(card.getByRole('alert')).toContainText('Calibration has drifted: the last 40 outcomes have ECE');
+  await expect(page.getByText(/Requests of 1 key are kept \(40 now\)/)).toBeVisible();
+  await expect(card).toContainText('40 outcomes: accuracy 0.000');
+  await page.screenshot({ path: `${SHOTS}/teach-drift.png`, fullPage: true });
+  await card.getByRole('button', { name: 'Retrain on these outcomes' }).click();
+  await expect(page.getByRole('progressbar').first()).toBeVisible();
+  await expect(page.getByRole('progressbar').first()).toHaveAttribute('aria-valuetext', /waiting for a worker/);
+});

@@ -20,6 +20,7 @@ import { registerAccount } from './account/route.ts';
 import { registerAdapters } from './adapters/route.ts';
 import { registerAuth } from './auth/route.ts';
 import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
+import { registerCalibration } from './calibration/route.ts';
 import { registerExamples } from './examples/route.ts';
 import { registerKeys } from './keys/route.ts';
 import { registerConsoleModel } from './model/route.ts';
@@ -93,6 +94,7 @@ export function createControlApp(deps: ControlAppDeps) {
     registerOutcomes(api, deps.teach.outcomes);
     registerTrainingJobs(api, deps.teach);
     registerAdapters(api, deps.teach);
+    registerCalibration(api, deps.teach.examples);
   }
   const clearCookies = sessionCookies(deps.publicUrl).clear;
   registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });
