@@ -1,4 +1,3 @@
-import { cors } from 'hono/cors';
 import type { Auth } from '../../auth/create-auth.ts';
 import type { AccountDeletion } from '../../domain/account-deletion.ts';
 import type { AccountService } from '../../domain/accounts.ts';
@@ -11,6 +10,7 @@ import { type ApiOptions, createApi } from '../../http/api.ts';
 import { bodyGuard } from '../../http/middleware/body-guard.ts';
 import { csrf } from '../../http/middleware/csrf.ts';
 import type { AuthRateRule, LimiterFactory } from '../../http/middleware/rate-limit.ts';
+import { siteCors } from '../../http/middleware/site-cors.ts';
 import { sessionCookies } from '../../http/session-cookies.ts';
 import { UPLOAD_LIMITS } from '../../systemone/examples.ts';
 import { MAX_JSON_DEPTH } from '../../systemone/protocol.ts';
@@ -64,14 +64,7 @@ export function createControlApp(deps: ControlAppDeps) {
   if (deps.siteOrigin) {
     api.app.use(
       '*',
-      cors({
-        origin: deps.siteOrigin,
-        allowHeaders: ['authorization', 'content-type'],
-        allowMethods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-        exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
-        credentials: true,
-        maxAge: 600,
-      }),
+      siteCors(deps.siteOrigin, { credentials: true, allowMethods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'] }),
     );
   }
   api.app.use('*', csrf([new URL(deps.publicUrl).origin, ...(deps.siteOrigin ? [deps.siteOrigin] : [])]));

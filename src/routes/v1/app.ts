@@ -1,7 +1,7 @@
-import { cors } from 'hono/cors';
 import type { UsageRecorder } from '../../domain/usage.ts';
 import type { DecisionEngine } from '../../engines/engine.ts';
 import { type ApiOptions, createApi } from '../../http/api.ts';
+import { siteCors } from '../../http/middleware/site-cors.ts';
 import type { SystemOne } from '../../systemone/serve.ts';
 import type { TeachDeps } from '../teach.ts';
 import { registerModels } from './models/route.ts';
@@ -21,16 +21,7 @@ export interface V1AppDeps extends Omit<ApiOptions, 'bodyLimit'> {
 export function createV1App(deps: V1AppDeps) {
   const api = createApi({ guards: deps.guards, bodies: deps.bodies, bodyLimit: 'inference' });
   if (deps.siteOrigin) {
-    api.app.use(
-      '*',
-      cors({
-        origin: deps.siteOrigin,
-        allowHeaders: ['authorization', 'content-type'],
-        exposeHeaders: ['x-typesafe-request-id', 'x-request-id', 'retry-after'],
-        credentials: false,
-        maxAge: 600,
-      }),
-    );
+    api.app.use('*', siteCors(deps.siteOrigin, { credentials: false }));
   }
   registerModels(api, deps.engine, deps.teach?.resolver);
   registerSystemOne(api, { systemOne: deps.systemOne, usage: deps.usage, retention: deps.teach?.retention });
