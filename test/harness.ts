@@ -45,22 +45,35 @@ export async function freshDb(kind: DbKind): Promise<Db & { drop(): Promise<void
   }
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set');
-  // A database of its own per test db, not a schema: Kysely's migrator introspects every table of
-  // the database, and another file dropping its schema mid-introspection failed that (flaky).
-  const name = `brier_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  const db = await openDb(own.href);
+  const own = await createPgDatabase(url, 'brier_t_');
+  const db = await openDb(own.url);
   await migrate(db);
   return {
     ...db,
     drop: async () => {
       await db.close();
-      const client = new pg.Client({ connectionString: url });
+      await own.drop();
+    },
+  };
+}
+
+/**
+ * A database of its own in the test PostgreSQL at `base` (not a schema: Kysely's migrator
+ * introspects every table of the database, and another file dropping its schema mid-introspection
+ * failed that, flaky), and how to drop it once its pools are closed.
+ */
+export async function createPgDatabase(base: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const own = new URL(base);
+  own.pathname = `/${name}`;
+  return {
+    url: own.href,
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
       await client.connect();
       // Without FORCE: the pool's sockets may take a moment to close; never kill them under a test.
       for (let attempt = 0; attempt < 20; attempt++) {
