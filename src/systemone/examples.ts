@@ -7,7 +7,7 @@ import { z } from '@hono/zod-openapi';
 import { type FieldIssue, fail } from '../lib/errors.ts';
 import { boundedEcho, checkJsonBounds, clip, describePath } from '../lib/json-bounds.ts';
 import { toDecisionRequest } from './normalize.ts';
-import { MAX_JSON_DEPTH, MAX_QUESTION_ID_CHARS, Question, SystemOneRequest, type WireQuestion } from './protocol.ts';
+import { MAX_JSON_DEPTH, Question, QuestionId, SystemOneRequest, type WireQuestion } from './protocol.ts';
 import { type Template, templateOf } from './templates.ts';
 
 /** Limits of one upload (the per-account limits are in src/domain/examples.ts). */
@@ -38,12 +38,7 @@ export const LabelledRow = z
     id: z.string().max(UPLOAD_LIMITS.maxIdChars, `at most ${UPLOAD_LIMITS.maxIdChars} characters`).optional(),
     state: SystemOneRequest.shape.state,
     questions: z
-      .record(
-        z
-          .string()
-          .max(MAX_QUESTION_ID_CHARS, `a question id has at most ${MAX_QUESTION_ID_CHARS} characters (the limit)`),
-        Question,
-      )
+      .record(QuestionId, Question)
       .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
       .refine(
         (q) => Object.keys(q).length <= UPLOAD_LIMITS.maxQuestions,

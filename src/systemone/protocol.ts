@@ -81,6 +81,11 @@ export const ScoreQuestion = z
 
 export const Question = z.discriminatedUnion('type', [NoulQuestion, ChoiceQuestion, ScoreQuestion]);
 
+/** A question id: returned verbatim, never shown to the model, at most MAX_QUESTION_ID_CHARS characters. */
+export const QuestionId = z
+  .string()
+  .max(MAX_QUESTION_ID_CHARS, `a question id has at most ${MAX_QUESTION_ID_CHARS} characters (the limit)`);
+
 export const SystemOneRequest = z
   .object({
     model: z.string().max(MAX_MODEL_CHARS, `at most ${MAX_MODEL_CHARS} characters (the limit)`).optional().openapi({
@@ -89,12 +94,7 @@ export const SystemOneRequest = z
     }),
     state: JsonText,
     questions: z
-      .record(
-        z
-          .string()
-          .max(MAX_QUESTION_ID_CHARS, `a question id has at most ${MAX_QUESTION_ID_CHARS} characters (the limit)`),
-        Question,
-      )
+      .record(QuestionId, Question)
       .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
       .refine((q) => Object.keys(q).length <= MAX_QUESTIONS, {
         error: (iss) =>
