@@ -8,7 +8,7 @@ import { mulberry32 } from '../../src/lib/seeded.ts';
 export interface FuzzRequest {
   /** What the request is, for reports: route and the mutations applied. */
   label: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   /** Which credential to send. */
   auth: 'key' | 'session' | 'none';
@@ -254,11 +254,118 @@ const AUTH_PATHS = [
   '/control/v1/auth/sign-out',
 ];
 
+/** A labelled example row (mostly well-formed, nasty texts), as a line of JSON Lines. */
+function exampleLine(rng: Rng): string {
+  if (rng() < 0.15) return rng() < 0.5 ? anyJsonText(rng) : nasty(rng);
+  const { text, ids } = validBody(rng);
+  const row = JSON.parse(text) as Record<string, unknown>;
+  const labels = Object.fromEntries(
+    ids.map((id) => [id, pick(rng, [true, false, 'o1', '0', 1, nasty(rng).slice(0, 50), null])]),
+  );
+  if (rng() < 0.1) row.id = nasty(rng).slice(0, 400);
+  return JSON.stringify({ ...row, labels });
+}
+
+const TEACH_TYPES = ['application/jsonl', 'application/x-ndjson', 'application/json', 'text/csv', 'text/plain', ''];
+
+/** Writes to the teach-your-task routes: uploads, retention, outcomes, training jobs. */
+function teachWrite(
+  rng: Rng,
+  mutate: (text: string) => string | Uint8Array<ArrayBuffer>,
+  headers: Record<string, string>,
+): FuzzRequest {
+  const auth = pick(rng, ['session', 'session', 'key', 'none'] as const);
+  switch (int(rng, 0, 3)) {
+    case 0: {
+      const lines = Array.from({ length: pick(rng, [0, 1, 3, 30, 300]) }, () => exampleLine(rng));
+      const type = pick(rng, TEACH_TYPES);
+      const body = mutate(lines.join(pick(rng, ['\n', '\r\n', '\n\n'])));
+      return {
+        label: 'POST /control/v1/examples',
+        method: 'POST',
+        path: '/control/v1/examples',
+        auth,
+        headers: type ? { 'content-type': type } : {},
+        body,
+      };
+    }
+    case 1: {
+      const days = pick(rng, ['0', '1', '30', '90', '91', '-1', '1.5', '"7"', 'null', anyJsonText(rng)]);
+      const key = rng() < 0.3 ? `,"key_id":${JSON.stringify(nasty(rng).slice(0, 150))}` : '';
+      return {
+        label: 'PUT /control/v1/retention',
+        method: 'PUT',
+        path: '/control/v1/retention',
+        auth,
+        headers,
+        body: mutate(`{"days":${days}${key}}`),
+      };
+    }
+    case 2: {
+      const id = pick(rng, ['req_00000000000000000000000000000000', nasty(rng).slice(0, 200), 'x'.repeat(500)]);
+      const body = `{"request_id":${JSON.stringify(id)},"question_id":${JSON.stringify(nasty(rng).slice(0, 200))},"label":${anyJsonText(rng)}}`;
+      return {
+        label: 'POST /control/v1/outcomes',
+        method: 'POST',
+        path: '/control/v1/outcomes',
+        auth,
+        headers,
+        body: mutate(body),
+      };
+    }
+    default: {
+      const body = rng() < 0.5 ? `{"templates":${anyJsonText(rng)}}` : anyJsonText(rng);
+      return {
+        label: 'POST /control/v1/training-jobs',
+        method: 'POST',
+        path: '/control/v1/training-jobs',
+        auth,
+        headers,
+        body: mutate(body),
+      };
+    }
+  }
+}
+
+/** Reads and deletions on the teach-your-task routes, with odd ids and query strings. */
+function teachRead(rng: Rng): FuzzRequest {
+  const id = encodeURIComponent(
+    pick(rng, [
+      'ft:brier-lite-3.5.0:000000000000',
+      'job_nope',
+      nasty(rng).slice(0, 300),
+      '..',
+      'x'.repeat(3000),
+    ]).replace(/\p{Cs}/gu, '\uFFFD'),
+  );
+  const days = encodeURIComponent(
+    pick(rng, ['1', '90', '0', '367', 'x', nasty(rng).slice(0, 100)]).replace(/\p{Cs}/gu, '\uFFFD'),
+  );
+  const [method, path] = pick(rng, [
+    ['GET', '/control/v1/examples'],
+    ['DELETE', `/control/v1/examples/${id}`],
+    ['GET', '/control/v1/retention'],
+    ['GET', '/control/v1/training-jobs'],
+    ['GET', `/control/v1/training-jobs/${id}`],
+    ['GET', '/control/v1/adapters'],
+    ['GET', `/control/v1/adapters/${id}`],
+    ['DELETE', `/control/v1/adapters/${id}`],
+    ['GET', `/control/v1/calibration?days=${days}`],
+  ] as const);
+  return {
+    label: `${method} ${path.split('?')[0]?.replace(/\/[^/]*$/, '/:id') ?? path}`,
+    method,
+    path,
+    auth: pick(rng, ['session', 'key', 'none']),
+    headers: {},
+  };
+}
+
 /** `count` requests spread over every public route, from `seed`. */
 export function* fuzzRequests(seed: number, count: number): Generator<FuzzRequest> {
   const rng = mulberry32(seed);
   for (let n = 0; n < count; n++) {
-    const route = int(rng, 0, 9);
+    const route = int(rng, 0, 11);
     const contentType = pick(rng, CONTENT_TYPES);
     const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
     const mutate = (text: string) => (rng() < 0.25 ? damage(rng, text) : text);
@@ -314,6 +421,10 @@ export function* fuzzRequests(seed: number, count: number): Generator<FuzzReques
         auth: pick(rng, ['session', 'none']),
         headers: {},
       };
+    } else if (route === 10) {
+      yield teachWrite(rng, mutate, headers);
+    } else if (route === 11) {
+      yield teachRead(rng);
     } else {
       const days = encodeURIComponent(
         pick(rng, ['1', '0', '-1', '30', '366', '1e9', 'NaN', '', 'x'.repeat(3000), nasty(rng)]).toWellFormed(),
