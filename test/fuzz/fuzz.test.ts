@@ -20,13 +20,14 @@ async function stillServing(target: FuzzTarget) {
 }
 
 describe('fuzz: every public route, gateway engine', () => {
-  let target: FuzzTarget;
+  let target: FuzzTarget | undefined;
   before(async () => {
     target = await startFuzzTarget(createFakeEngine());
   });
-  after(() => target.close());
+  after(() => target?.close());
 
   test('4,000 seeded bodies: no 5xx, no connection error, errors name a field and carry a request id', async () => {
+    assert.ok(target, 'the server started');
     const report = await runFuzz(target, 20, 4000);
     console.log(`# fuzz (fake engine): ${report.requests} requests in ${report.seconds.toFixed(1)} s`, report.byStatus);
     assert.deepEqual(report.failures, []);
@@ -36,13 +37,14 @@ describe('fuzz: every public route, gateway engine', () => {
 });
 
 describe('fuzz: the embedded engine behind the same routes', () => {
-  let target: FuzzTarget;
+  let target: FuzzTarget | undefined;
   before(async () => {
     target = await startFuzzTarget(createEmbeddedEngine());
   });
-  after(() => target.close());
+  after(() => target?.close());
 
   test('600 seeded bodies reach the real tokenizer and renderer without a 5xx', async () => {
+    assert.ok(target, 'the server started');
     const report = await runFuzz(target, 21, 600);
     console.log(
       `# fuzz (embedded engine): ${report.requests} requests in ${report.seconds.toFixed(1)} s`,

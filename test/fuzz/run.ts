@@ -34,7 +34,15 @@ export async function startFuzzTarget(engine: DecisionEngine): Promise<FuzzTarge
   await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const db = await freshDb('sqlite');
-  await engine.load();
+  try {
+    await engine.load();
+  } catch (error) {
+    // Nothing may keep the test process alive after a failed start (an open server would hang it).
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await engine.close();
+    await db.drop();
+    throw error;
+  }
   const { mailer, outbox } = captureMailer();
   const services = createServices(db, engine, createLogger('silent'), {
     ...TEST_SERVICE_OPTIONS,
