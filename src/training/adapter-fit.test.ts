@@ -110,6 +110,52 @@ describe('adapter fitting', () => {
     assert.equal(adapter.features, 'use-lite-512');
   });
 
+  test('a label prior lifts a many-class task with few examples per class, and is served in the weights', () => {
+    // 24 classes, 4 examples each (3 to train on); each class's label features point at its centre.
+    const k = 24;
+    const data = synthetic(k, k * 4, 6, 21);
+    const centres: Float32Array[] = [];
+    for (let j = 0; j < k; j++) {
+      const mean = new Float32Array(DIM);
+      const rows = data.rows.filter((r) => r.label === j);
+      for (const r of rows) for (let d = 0; d < DIM; d++) mean[d] = (mean[d] ?? 0) + (r.state?.[d] ?? 0);
+      centres.push(unit(mean));
+    }
+    const without = fitTemplate(data).report;
+    const withPrior = fitTemplate({ ...data, labelStates: centres });
+    assert.ok(withPrior.head, withPrior.report.reason);
+    const a0 = without.after?.accuracy ?? 0;
+    const a1 = withPrior.report.after?.accuracy ?? 0;
+    assert.ok(a1 >= a0 + 0.15, `held-out accuracy ${a0} -> ${a1}`);
+    // the prior is folded into the probe weights: the served head alone reproduces the measured answers
+    const adapter = parseAdapter(JSON.parse(JSON.stringify(adapterFile('base-1', 'use-lite-512', [withPrior.head]))));
+    const head = adapter.heads.get(data.template);
+    assert.ok(head);
+    const correct = data.rows.filter((r) => {
+      const p = applyHead(head, r.base, r.state);
+      return p.indexOf(Math.max(...p)) === r.label;
+    }).length;
+    assert.ok(correct / data.rows.length > a0, `served accuracy ${correct / data.rows.length}`);
+  });
+
+  test('a class without label features, or features of another size, do not stop the fit', () => {
+    const data = synthetic(3, 60, 3, 5);
+    const partial = fitTemplate({ ...data, labelStates: [new Float32Array(DIM).fill(0.04), null, null] });
+    assert.ok(partial.head, partial.report.reason);
+    const wrong = fitTemplate({ ...data, labelStates: [new Float32Array(7), null, null] });
+    assert.ok(wrong.head, wrong.report.reason);
+    assert.equal(wrong.report.after?.accuracy, fitTemplate(data).report.after?.accuracy);
+  });
+
+  test('the L2 grid reaches 1e-4, for many classes with few rows each', () => {
+    const { report } = fitTemplate(synthetic(3, 60, 3));
+    assert.ok(
+      report.candidates.some((c) => c.name === 'probe (L2 0.0001)'),
+      JSON.stringify(report.candidates),
+    );
+    assert.ok(report.candidates.some((c) => c.name === 'probe (L2 0.1)'));
+  });
+
   test('fitTemperature finds the temperature that generated the labels', () => {
     const random = mulberry32(3);
     const z: number[][] = [];
