@@ -3,7 +3,8 @@
  * For each set, a fixed test pool (seeded; up to --test rows, default 1,000: as many as leave the
  * largest sample to train on, so 1,000 of a 2,000-row set) is only measured; from the other rows,
  * seeded samples of 25, 50, 100, 200, 500 and 1,000 labels train an adapter exactly as a training job
- * does (src/training/adapter-fit.ts: candidates by cross-validated NLL, refit), and the test pool is
+ * does (src/training/adapter-fit.ts: candidates by cross-validated NLL, refit; a choice set's options
+ * embedded as its label prior, src/jobs/runner.ts labelStatesOf), and the test pool is
  * answered by the base model (zero-shot), the adapter, and the label frequencies of the training
  * sample (the majority prior). Metrics as served (rounded to 0.01): accuracy, Brier, NLL, ECE (15
  * bins, with its chance floor). Also the training time and the process's peak RSS, and the serving
@@ -22,8 +23,8 @@ import { parseArgs } from 'node:util';
 import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapters/adapter.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createEncoderPool, type TextEncoder512 } from '../../src/engines/embedded/pool.ts';
-import { readableLabel } from '../../src/engines/embedded/texts.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
+import { labelStatesOf } from '../../src/jobs/runner.ts';
 import { mulberry32 } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
@@ -118,6 +119,7 @@ interface Featurized {
   template: ReturnType<typeof templateOf>;
   question: WireQuestion;
   rows: (TemplateRow & { state: Float32Array })[];
+  labelStates: (Float32Array | null)[] | null;
 }
 
 /** Base probabilities (canonical order) and state features of every row, through the engine. */
@@ -147,7 +149,7 @@ async function featurize(name: string): Promise<Featurized> {
     );
     for (const d of done) if (d) rows.push(d);
   }
-  return { template, question, rows };
+  return { template, question, rows, labelStates: await labelStatesOf(engine, question) };
 }
 
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
@@ -200,6 +202,7 @@ for (const name of sets) {
       type: f.template.type,
       labels: f.template.labels,
       rows: sample,
+      labelStates: f.labelStates,
     };
     const t0 = performance.now();
     const fitted = fitAllRows(data, { refit });
@@ -330,13 +333,8 @@ async function clinc150() {
       label: template.labels.indexOf(label.label),
     });
   }
-  // the label prior: each intent's text as the engine embeds an option (src/engines/embedded/texts.ts)
-  const labelStates = await encoder.embed(
-    template.labels.map((l) => {
-      const desc = (question as { criteria: Record<string, string | null> }).criteria[l]?.trim();
-      return desc ? `${readableLabel(l)}: ${desc}` : readableLabel(l);
-    }),
-  );
+  // the label prior: each intent's option text, as a training job embeds it
+  const labelStates = await labelStatesOf(engine, question);
   const folds = 5;
   const { fold } = splitRows(
     rows.map((r) => r.label),

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MetricsBlock, ReportFile } from '../../src/engines/embedded/artifacts.ts';
+import type { ReliabilityBin } from '../../src/lib/scoring.ts';
 import { code, generatedNote, html, inline, table } from './markdown.ts';
 import { DOCS_DIR, writeFiles } from './openapi.ts';
 
@@ -21,14 +22,6 @@ type ByType = Record<string, Block | undefined>;
 
 /** report.json (its one type is src/engines/embedded/artifacts.ts `ReportFile`). */
 export type Report = ReportFile;
-
-export interface ReliabilityBin {
-  lo: number;
-  hi: number;
-  n: number;
-  confidence: number;
-  accuracy: number;
-}
 
 export interface Diagram {
   title: string;

@@ -1,4 +1,4 @@
-import type { DecisionRequest } from './request.ts';
+import type { DecisionQuestion, DecisionRequest } from './request.ts';
 
 /**
  * Characters allowed per token of a limit. A request whose texts are longer than its token limits
@@ -68,6 +68,12 @@ export interface EngineFeatures {
   dim: number;
   /** The features of a request's state, as the engine reads it (cheap right after answering it). */
   state(request: DecisionRequest, signal?: AbortSignal): Promise<Float32Array>;
+  /**
+   * The features of each option of a choice question, in its option order, in the same space as the
+   * states (null: an option without text). A probe starts from them (a label prior), which helps most
+   * where a task has many options and few examples of each. Absent: no label prior.
+   */
+  options?(question: DecisionQuestion, signal?: AbortSignal): Promise<(Float32Array | null)[]>;
 }
 
 /**

@@ -7,6 +7,7 @@
  * 1. featurizes the account's examples through the engine's host (the one owner of the model), one
  *    state at a time, only when no live request is waiting or running, and pausing as long as each
  *    step took: the job takes at most about half of one engine slot and never queues ahead of traffic;
+ *    a choice template's option texts too, where the engine has option features (the probe's label prior);
  * 2. fits in a child process at the lowest CPU priority (src/training/adapter-worker.ts, started by
  *    path: serving never imports training), which holds out part of each template's examples and
  *    reports held-out metrics before and after;
@@ -24,11 +25,12 @@ import type { Job, JobQueue } from '../domain/jobs.ts';
 import type { Retention } from '../domain/retention.ts';
 import type { AdapterFile } from '../engines/adapters/adapter.ts';
 import type { FitMessage, FitReport, FitRequest, FitTemplate } from '../engines/adapters/fit-protocol.ts';
+import type { DecisionEngine } from '../engines/engine.ts';
 import type { EngineHost } from '../engines/host.ts';
 import type { Logger } from '../observability/logger.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';
-import { templateLabels, toCanonical } from '../systemone/templates.ts';
+import { canonicalOrder, templateLabels, toCanonical } from '../systemone/templates.ts';
 
 /** Fewest labelled examples a template needs to be fitted (documented). */
 export const MIN_EXAMPLES_PER_TEMPLATE = 20;
@@ -100,6 +102,23 @@ export const forkFitter: Fitter = (request, onProgress, signal) =>
     );
     child.send(request);
   });
+
+/**
+ * A choice template's option features in canonical class order (a probe's label prior), or null:
+ * other question types, or an engine without option features. Training jobs and bench:adapt use it.
+ */
+export async function labelStatesOf(
+  engine: DecisionEngine,
+  question: WireQuestion,
+  signal?: AbortSignal,
+): Promise<(Float32Array | null)[] | null> {
+  const features = engine.features;
+  if (question.type !== 'choice' || !features?.options) return null;
+  const normalized = toDecisionRequest('', [question]).questions[0];
+  if (!normalized) return null;
+  const vectors = await features.options(normalized, signal);
+  return canonicalOrder(question).map((i) => vectors[i] ?? null);
+}
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -182,12 +201,18 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const took = performance.now() - started;
       await sleep(took * (1 / share - 1), signal);
     }
-    return [...templates].map(([id, t]) => ({
-      template: id,
-      type: t.question.type,
-      labels: t.labels,
-      rows: t.rows,
-    }));
+    const out: FitTemplate[] = [];
+    for (const [id, t] of templates) {
+      signal.throwIfAborted();
+      out.push({
+        template: id,
+        type: t.question.type,
+        labels: t.labels,
+        rows: t.rows,
+        labelStates: await labelStatesOf(host.engine, t.question, signal),
+      });
+    }
+    return out;
   }
 
   async function run(job: Job, abort: AbortController): Promise<void> {

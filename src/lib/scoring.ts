@@ -89,11 +89,17 @@ export function eceNoiseFloor(confidences: readonly number[], draws = 200, seed 
   return total / draws;
 }
 
+/** One row of a reliability table: a confidence bin, its count, mean confidence and accuracy. */
+export interface ReliabilityBin {
+  lo: number;
+  hi: number;
+  n: number;
+  confidence: number;
+  accuracy: number;
+}
+
 /** Reliability table rows: per bin, count, mean confidence and accuracy. */
-export function reliability(
-  pairs: readonly ConfidencePair[],
-  bins = ECE_BINS,
-): { lo: number; hi: number; n: number; confidence: number; accuracy: number }[] {
+export function reliability(pairs: readonly ConfidencePair[], bins = ECE_BINS): ReliabilityBin[] {
   const rows = Array.from({ length: bins }, (_, b) => ({
     lo: b / bins,
     hi: (b + 1) / bins,

@@ -138,6 +138,21 @@ describe('adapter fitting', () => {
     assert.ok(correct / data.rows.length > a0, `served accuracy ${correct / data.rows.length}`);
   });
 
+  test('with label features the probe is cross-validated with and without its label prior, and the lower NLL is served', () => {
+    // Label features unrelated to the classes (random directions) on a task with 20 examples a class.
+    const data = synthetic(3, 80, 3, 9);
+    const random = mulberry32(4);
+    const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+    const unrelated = [0, 1, 2].map(() => unit(Float32Array.from({ length: DIM }, gauss)));
+    const { head, report } = fitTemplate({ ...data, labelStates: unrelated });
+    const names = report.candidates.map((c) => c.name);
+    assert.ok(names.includes('probe (L2 0.01)') && names.includes('probe + label prior (L2 0.01)'), names.join(', '));
+    const best = report.candidates.reduce((a, b) => (b.nll < a.nll ? b : a));
+    assert.doesNotMatch(best.name, /label prior/, JSON.stringify(report.candidates));
+    // the plain probe was served: the same head as a fit without label features
+    assert.deepEqual(head, fitTemplate(data).head);
+  });
+
   test('a class without label features, or features of another size, do not stop the fit', () => {
     const data = synthetic(3, 60, 3, 5);
     const partial = fitTemplate({ ...data, labelStates: [new Float32Array(DIM).fill(0.04), null, null] });

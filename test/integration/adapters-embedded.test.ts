@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { FitRequest } from '../../src/engines/adapters/fit-protocol.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
+import { type Fitter, forkFitter } from '../../src/jobs/runner.ts';
+import { toDecisionRequest } from '../../src/systemone/normalize.ts';
 import { jsonl, ROUTING, row, sharedRows, tickets, upload } from '../fixtures/teach.ts';
 import { makeTestApp, type TestApp } from '../harness.ts';
 
@@ -25,8 +28,14 @@ async function trainAndServe(t: TestApp, rows: unknown[], question: Record<strin
 
 describe('adapters on the embedded engine: a probe on the state embedding', () => {
   let t: TestApp;
+  // The real fitting process; the last request it was given is kept for inspection.
+  let lastFit: FitRequest | undefined;
+  const fitter: Fitter = (request, onProgress, signal) => {
+    lastFit = request;
+    return forkFitter(request, onProgress, signal);
+  };
   before(async () => {
-    t = await makeTestApp({ engine: createFeaturizedEmbeddedEngine({ threads: 1 }) });
+    t = await makeTestApp({ engine: createFeaturizedEmbeddedEngine({ threads: 1 }), fitter });
   });
   after(() => t.close());
 
@@ -43,6 +52,21 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
     assert.equal(json.answers.team.answered_by, job.adapter_id);
     assert.equal(json.answers.team.choice, 'billing');
     console.log(`# tickets: ${report.reason}`);
+  });
+
+  test('a choice template is fitted with its options embedded as the states are, in canonical class order', async () => {
+    const rows = tickets(30).map((x) => row(x.state, { team: ROUTING }, { team: x.team }));
+    await trainAndServe(t, rows, ROUTING);
+    const fitted = lastFit?.templates.find((x) => x.type === 'choice');
+    assert.deepEqual(fitted?.labels, ['billing', 'other', 'tech']);
+    const features = t.engine.features;
+    assert.ok(features);
+    // Each class's label prior is the embedding of the option's text, as a state of that text would read.
+    const texts = ['billing: charges and refunds', 'other', 'tech: bugs and outages'];
+    for (const [c, text] of texts.entries()) {
+      const expected = await features.state(toDecisionRequest(text, []));
+      assert.deepEqual(fitted?.labelStates?.[c], expected, `class ${fitted?.labels[c]}`);
+    }
   });
 
   test('a shared set the shipped head never trained on (sst2, 100 rows): held-out before and after', async (ctx) => {

@@ -1,14 +1,19 @@
 /**
  * The messages between the job runner (src/jobs/runner.ts) and the fitting child process
  * (src/training/adapter-worker.ts), sent over IPC with structured clone (typed arrays travel as
- * they are). The shapes mirror src/training/adapter-fit.ts; serving never imports training, so the
- * child's module is started by path and these types are the contract.
+ * they are). These types are the contract: src/training/adapter-fit.ts builds on them (serving never
+ * imports training, so the child's module is started by path).
  */
-import type { AdapterFile } from './adapter.ts';
+import type { ReliabilityBin } from '../../lib/scoring.ts';
+import type { Metrics } from '../embedded/artifacts.ts';
+import type { AdapterFile, HeadKind } from './adapter.ts';
 
 export interface FitRow {
-  base: number[];
+  /** The base model's probabilities, canonical class order, unrounded. */
+  base: readonly number[];
+  /** State features (the embedded engine's state embedding), or null. */
   state: Float32Array | null;
+  /** Index of the true class in canonical order. */
   label: number;
 }
 
@@ -17,6 +22,8 @@ export interface FitTemplate {
   type: 'noul' | 'choice' | 'score';
   labels: string[];
   rows: FitRow[];
+  /** Per class (canonical order), its option's features in the state space, or null (no label prior). */
+  labelStates?: (Float32Array | null)[] | null;
 }
 
 export interface FitRequest {
@@ -27,44 +34,31 @@ export interface FitRequest {
   minExamples: number;
 }
 
-/** One template's report, as the job result carries it (src/training/adapter-fit.ts TemplateReport). */
+/** One template's report, as the job result carries it. */
 export interface FitReport {
   template: string;
-  type: string;
+  type: FitTemplate['type'];
   labels: string[];
   n: number;
   nTrain: number;
   nTest: number;
-  kind: string | null;
+  /** The head fitted (probe or calibration), or null when the template was skipped. */
+  kind: HeadKind | null;
   served: boolean;
+  /** Why it is served or not, in a sentence. */
   reason: string;
   before: FitMetrics | null;
   after: FitMetrics | null;
+  /** Held-out rows: the base model, the adapter, and the training labels' prior as a reference. */
   prior: FitMetrics | null;
   reliability: { before: ReliabilityBin[]; after: ReliabilityBin[] | null } | null;
+  /** Cross-validated NLL of each candidate on the training rows (lower is better). */
   candidates: { name: string; nll: number }[];
   seconds: number;
 }
 
 /** Held-out metrics (src/training/evaluation.ts computeMetrics, with the ECE's chance floor). */
-export interface FitMetrics {
-  n: number;
-  nHard: number;
-  accuracy: number;
-  brier: number;
-  nll: number;
-  ece: number;
-  scoreMae: number | null;
-  eceFloor?: number;
-}
-
-export interface ReliabilityBin {
-  lo: number;
-  hi: number;
-  n: number;
-  confidence: number;
-  accuracy: number;
-}
+export type FitMetrics = Metrics & { eceFloor?: number };
 
 export type FitMessage =
   | { type: 'progress'; done: number; message: string }

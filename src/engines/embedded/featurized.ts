@@ -3,17 +3,18 @@
  * engine (src/engines/embedded/index.ts), built over an encoder pool whose recent outputs are kept
  * for a moment, so that the state embedding an adapter's probe reads right after the engine has
  * answered costs no second encoding. The features are computed exactly as the engine computes its
- * own state vector (requestTexts, then the windowed, pooled embedding).
+ * own state vector (requestTexts, then the windowed, pooled embedding); a choice question's option
+ * texts likewise, for the probe's label prior.
  */
 import { LRUCache } from 'lru-cache';
 import { type DecisionEngine, type EngineFeatures, MAX_CHARS_PER_TOKEN } from '../engine.ts';
-import type { DecisionRequest } from '../request.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { readArtifactFiles } from './artifacts.ts';
 import { createEmbedder, type Embedder, ENCODER_WINDOW } from './embedder.ts';
 import { ZERO_VECTOR } from './features.ts';
 import { createEmbeddedEngine, DEFAULT_MODEL_DIR, EMBEDDED_LIMITS, type EmbeddedEngineOptions } from './index.ts';
 import { createEncoderPool, EMBEDDING_DIM, type TextEncoder512 } from './pool.ts';
-import { requestTexts } from './texts.ts';
+import { questionTexts, requestTexts } from './texts.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
 const MAX_STATE_CHARS = EMBEDDED_LIMITS.inputTokens * MAX_CHARS_PER_TOKEN;
@@ -72,6 +73,13 @@ export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = 
       const text = requestTexts(request, MAX_STATE_CHARS).state;
       const vectors = await stateEmbedder().embedMany([text]);
       return vectors.get(text) ?? ZERO_VECTOR;
+    },
+    async options(question: DecisionQuestion, signal?: AbortSignal) {
+      signal?.throwIfAborted();
+      // The option texts the engine itself embeds (`name: description`), the state left out.
+      const texts = questionTexts(question, '', null).options;
+      const vectors = await stateEmbedder().embedMany(texts.filter((t): t is string => Boolean(t)));
+      return texts.map((t) => (t ? (vectors.get(t) ?? null) : null));
     },
   };
 
