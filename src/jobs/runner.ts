@@ -106,6 +106,8 @@ export const forkFitter: Fitter = (request, onProgress, signal) =>
 /**
  * A choice template's option features in canonical class order (a probe's label prior), or null:
  * other question types, or an engine without option features. Training jobs and bench:adapt use it.
+ * (Measured on yes/no and score templates too, bench:adapt at 200 labels: yes/no unchanged, the
+ * cross-validation never chose it; score worse, sst5 0.289 -> 0.268, airline_sentiment 0.726 -> 0.710.)
  */
 export async function labelStatesOf(
   engine: DecisionEngine,
