@@ -9,7 +9,8 @@
  * sample (the majority prior). Metrics as served (rounded to 0.01): accuracy, Brier, NLL, ECE (15
  * bins, with its chance floor). Also the training time and the process's peak RSS, and the serving
  * latency of a request through an adapter against the base model. Then clinc150 (see clinc150()):
- * the adapter with and without its label prior, against the head fitted without clinc150.
+ * the adapter without label features and as a job fits it (the label prior cross-validated), against
+ * the head fitted without clinc150.
  *
  * The base model is the embedded engine (the real code path, src/engines/embedded/featurized.ts);
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
@@ -343,8 +344,8 @@ async function clinc150() {
     150,
   );
   const variants = [
-    { name: 'adapter', labelStates: null },
-    { name: 'adapter + label prior', labelStates },
+    { name: 'adapter without label features', labelStates: null },
+    { name: 'adapter as a job fits it (label prior cross-validated)', labelStates },
   ];
   const out: Record<string, unknown> = {};
   const before: MetricItem[] = [];

@@ -54,6 +54,13 @@ async function withExamples(t: TestApp, n: number): Promise<string[]> {
   return users;
 }
 
+/** The adapters stored, of one account or of all. */
+function adaptersOf(t: TestApp, user?: string) {
+  let q = t.db.kysely.selectFrom('adapter').select('id');
+  if (user !== undefined) q = q.where('user_id', '=', user);
+  return q.execute();
+}
+
 for (const kind of databases()) {
   describe(`training jobs across instances (${kind})`, () => {
     let shared: Awaited<ReturnType<typeof sharedDatabase>>;
@@ -94,8 +101,7 @@ for (const kind of databases()) {
         );
         assert.equal(calls.length, 6, `fitted: ${calls.join(' ')}`);
         assert.ok(jobs.every((j) => Number(j.attempts) === 1));
-        const adapters = await a.db.kysely.selectFrom('adapter').select('id').execute();
-        assert.equal(adapters.length, 6, 'one adapter per job');
+        assert.equal((await adaptersOf(a)).length, 6, 'one adapter per job');
       } finally {
         await a.close();
         await b.close();
@@ -144,12 +150,7 @@ for (const kind of databases()) {
           ['a', 'b'],
         );
         assert.equal(Number(done.attempts), 1, 'a graceful hand-back does not count');
-        const adapters = await b.db.kysely
-          .selectFrom('adapter')
-          .select('id')
-          .where('user_id', '=', user ?? '')
-          .execute();
-        assert.equal(adapters.length, 1);
+        assert.equal((await adaptersOf(b, user ?? '')).length, 1);
       } finally {
         await b.close();
       }
@@ -185,12 +186,7 @@ for (const kind of databases()) {
         );
         assert.equal(Number(done.attempts), 2, 'the killed attempt counts');
         assert.equal(calls.length, 1);
-        const adapters = await b.db.kysely
-          .selectFrom('adapter')
-          .select('id')
-          .where('user_id', '=', user ?? '')
-          .execute();
-        assert.equal(adapters.length, 1);
+        assert.equal((await adaptersOf(b, user ?? '')).length, 1);
       } finally {
         child.kill('SIGKILL');
         await b.close();
