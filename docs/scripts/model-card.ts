@@ -194,6 +194,7 @@ export function renderCalibration(report: Report, card: string): string {
     '',
     metricsTable(report.caldec, false),
     '',
+    ...(report.paraphrase ? ['### Paraphrase suite', '', cardSection(card, 'Paraphrase suite') ?? '', ''] : []),
     '### Reliability diagrams',
     '',
     'Each bar is one of the 15 equal-width bins of the top probability: its height is the observed accuracy, the dot sits at the mean predicted top probability of the bin (larger and darker for more answers). A calibrated bin has its dot on the diagonal. Hover a bar for its numbers.',

@@ -6,6 +6,7 @@ import type {
   Hindsight,
   LatencyReport,
   MetricsBlock,
+  ParaphraseReport,
   ReportFile,
   TaskReport,
 } from '../engines/embedded/artifacts.ts';
@@ -47,6 +48,8 @@ interface CardInput {
   caldecItems: { type: QuestionType; site: string; p: number[]; t: number[] }[];
   calibration: CalibrationFile;
   latency: LatencyReport | null;
+  /** The paraphrase suite on the trained model (src/training/paraphrase.ts), or null (not run). */
+  paraphrase: ParaphraseReport | null;
   examples: Example[];
   toItem: (s: { p: number[]; target: number; type: QuestionType }) => MetricItem;
   computeMetrics: (items: readonly MetricItem[]) => Metrics;
@@ -60,8 +63,8 @@ function byType<T>(f: (type: QuestionType) => T): Record<QuestionType, T> {
   return { noul: f('noul'), choice: f('choice'), score: f('score') };
 }
 
-function f(x: number | null, d = 3): string {
-  return x === null ? '-' : x.toFixed(d);
+function f(x: number | null | undefined, d = 3): string {
+  return x === null || x === undefined ? '-' : x.toFixed(d);
 }
 
 export function writeCard(c: CardInput): ReportFile {
@@ -320,6 +323,9 @@ export function writeCard(c: CardInput): ReportFile {
       return `| ${t} | ${b.model.n} | ${f(b.model.accuracy)} / ${f(b.uniform.accuracy)} | ${f(b.model.brier, 4)} / ${f(b.uniform.brier, 4)} | ${f(b.model.nll)} / ${f(b.uniform.nll)} | ${f(b.model.ece)} | ${f(b.model.scoreMae)} / ${f(b.uniform.scoreMae)} |`;
     }),
     '',
+    '## Paraphrase suite',
+    ...paraphraseSection(c.paraphrase),
+    '',
     '## Reliability diagrams',
     '### Held-out tasks (leave-tasks-out), all types',
     ...diagram(c.lotoHeldOut),
@@ -399,7 +405,35 @@ export function writeCard(c: CardInput): ReportFile {
     caldec,
     familyCheck,
     latency: c.latency,
+    paraphrase: c.paraphrase,
   };
+}
+
+/** The card's paraphrase section: stability and plain-group answers, against the targets of issue 22. */
+function paraphraseSection(p: ParaphraseReport | null): string[] {
+  if (!p) return ['Not run in this run (`--no-paraphrase`).'];
+  const met = (ok: boolean) => (ok ? 'met' : '**not met**');
+  const choice = p.plain.choice;
+  return [
+    'The model as served (System One, in process) on the hand-written paraphrase suite',
+    `(src/training/paraphrase-groups.json, \`npm run bench:paraphrase\`): ${p.groups} groups of 3-4 wordings of one meaning.`,
+    'Stability is the largest change of any probability between the wordings of a group.',
+    '',
+    `- within-group change: mean ${f(p.meanChange)} (target <= 0.10: ${met(p.meanChange <= 0.1)}), max ${f(p.maxChange, 2)} in ${p.maxGroup} (target <= 0.30: ${met(p.maxChange <= 0.3)})`,
+    ...(choice
+      ? [
+          `- plain choice groups (described options the state plainly names): accuracy ${f(choice.accuracy, 2)} (target >= 0.85: ${met(choice.accuracy >= 0.85)}), mean p(right) ${f(choice.expectedProbability, 2)} (target >= 0.5: ${met(choice.expectedProbability >= 0.5)})`,
+        ]
+      : []),
+    '',
+    '| type | groups | mean change | max change | plain wordings | accuracy | p(right) | abstained |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: |',
+    ...TYPES.map((t) => {
+      const b = p.byType[t];
+      const q = p.plain[t];
+      return `| ${t} | ${b?.groups ?? 0} | ${f(b?.meanChange)} | ${f(b?.maxChange, 2)} | ${q?.wordings ?? 0} | ${f(q?.accuracy, 2)} | ${f(q?.expectedProbability, 2)} | ${q?.abstained ?? 0} |`;
+    }),
+  ];
 }
 
 /**

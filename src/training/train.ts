@@ -24,6 +24,7 @@ import {
   type GoldenFile,
   type Hindsight,
   type LatencyReport,
+  type ParaphraseReport,
   type ReportFile,
   WEIGHTS_FORMAT,
   type WeightsFile,
@@ -43,7 +44,7 @@ import {
   ZERO_VECTOR,
 } from '../engines/embedded/features.ts';
 import { type BilinearWeights, bilinearForward, combine } from '../engines/embedded/head.ts';
-import { EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
+import { createEmbeddedEngine, EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
 import {
   nearestTask,
   parseModel,
@@ -66,6 +67,7 @@ import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from '.
 import { type BlendItem, blend, fitFamiliarity } from './familiarity.ts';
 import { goldenInputs } from './golden.ts';
 import { measureLatency } from './latency.ts';
+import { runSuite } from './paraphrase.ts';
 import { fitPolarity, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds, type StageAOutputs } from './stage-a-cache.ts';
@@ -90,6 +92,8 @@ export interface TrainOptions {
   seeds?: readonly number[];
   /** Measure the engine's latency for the model card (default true; false: the card says not measured). */
   latency?: boolean;
+  /** Run the paraphrase suite on the trained model for the model card (default true). */
+  paraphrase?: boolean;
   /** Where to write the artifact (default: models/brier-lite, or the seeds folder above). */
   outDir?: string;
   /** Where progress lines go, each prefixed with the seconds since the start (default console.log). */
@@ -205,6 +209,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
     probabilities: goldenInputs().map((x) => predict(x, model).probabilities),
   };
   writeFileSync(join(outDir, 'golden.json'), `${JSON.stringify(golden)}\n`);
+  const paraphrase = options.paraphrase === false ? null : await paraphraseOf(outDir, log);
   // Every number is measured on the answers as served: rounded to 0.01 like the wire, read back
   // as the quality bench reads them (evaluation.ts asServed).
   const toItem = (s: { p: number[]; target: number; type: QuestionType }): MetricItem => ({
@@ -222,6 +227,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
     caldecItems,
     calibration,
     latency,
+    paraphrase,
     examples,
     toItem,
     computeMetrics,
@@ -230,6 +236,15 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   log(`wrote ${outDir}`);
   return { outDir, weights: weightsFile, calibration, golden, report };
+}
+
+/** The paraphrase suite (paraphrase.ts) answered by the model just written to `modelDir`. */
+async function paraphraseOf(modelDir: string, log: (m: string) => void): Promise<ParaphraseReport> {
+  const engine = createEmbeddedEngine({ modelDir });
+  await engine.load();
+  const { summary } = await runSuite(engine).finally(() => engine.close());
+  log(`paraphrase suite: mean change ${summary.meanChange}, max ${summary.maxChange} (${summary.maxGroup})`);
+  return summary;
 }
 
 /**

@@ -193,6 +193,9 @@ describe('documentation site', () => {
     const seen = report.seenAllRowsCrossValidated?.choice;
     assert.ok(seen);
     assert.ok(html.includes(`${seen.model.ece.toFixed(3)} (${seen.eceFloor?.toFixed(3)})`));
+    // the paraphrase suite, as the card states it
+    assert.ok(report.paraphrase);
+    assert.ok(html.includes(`in ${report.paraphrase.maxGroup}`), 'the paraphrase suite on the calibration page');
     const card = fs.readFileSync(path.join(ROOT, 'models', 'brier-lite', 'MODEL_CARD.md'), 'utf8');
     const diagrams = parseCardDiagrams(card);
     assert.equal(diagrams.length, 2);

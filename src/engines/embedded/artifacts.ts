@@ -172,6 +172,20 @@ export interface ReportFile {
   familyCheck: { seenRowsDetectedSeen: number; heldOutTasksDetectedUnseen: number; caldecDetectedUnseen: number };
   /** null when training ran with `--no-latency`. */
   latency: LatencyReport | null;
+  /** The paraphrase suite on the trained model; null when training ran with `--no-paraphrase`. */
+  paraphrase: ParaphraseReport | null;
+}
+
+/** The paraphrase suite's summary (src/training/paraphrase.ts): stability and plain-group answers. */
+export interface ParaphraseReport {
+  groups: number;
+  meanChange: number;
+  maxChange: number;
+  /** The group whose change is the largest. */
+  maxGroup: string;
+  byType: Record<string, { groups: number; meanChange: number; maxChange: number }>;
+  /** Plain groups: accuracy and mean probability of the expected option, per type. */
+  plain: Record<string, { wordings: number; accuracy: number; expectedProbability: number; abstained: number }>;
 }
 
 export function decodeFloats(s: string, expected: number, what: string): Float32Array {

@@ -1,13 +1,18 @@
 /**
- * The paraphrase suite (bench/paraphrase/groups.json): hand-written groups of wordings of one meaning.
+ * The paraphrase suite (paraphrase-groups.json): hand-written groups of wordings of one meaning.
  * Runs each wording through System One serving (in process, any engine) and measures stability (the
  * largest within-group change of any probability) and, on plain groups, whether the answer says
- * what a careful reader would.
+ * what a careful reader would. `npm run bench:paraphrase` runs it on the shipped model, and
+ * `npm run train` on the model it trains (the model card's paraphrase section).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SystemOneRequest, WireAnswer } from '../../src/systemone/protocol.ts';
+import type { ParaphraseReport } from '../engines/embedded/artifacts.ts';
+import type { DecisionEngine } from '../engines/engine.ts';
+import { createEngineHost } from '../engines/host.ts';
+import type { SystemOneRequest, WireAnswer } from '../systemone/protocol.ts';
+import { createSystemOne } from '../systemone/serve.ts';
 
 export interface Wording {
   state: string;
@@ -27,7 +32,7 @@ export interface Group {
   wordings: Wording[];
 }
 
-export const GROUPS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'groups.json');
+export const GROUPS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'paraphrase-groups.json');
 
 export function readGroups(file = GROUPS_FILE): Group[] {
   return (JSON.parse(readFileSync(file, 'utf8')) as { groups: Group[] }).groups;
@@ -90,14 +95,7 @@ export function scoreGroup(group: Group, answers: WireAnswer[]): GroupResult {
   };
 }
 
-export interface SuiteSummary {
-  groups: number;
-  meanChange: number;
-  maxChange: number;
-  byType: Record<string, { groups: number; meanChange: number; maxChange: number }>;
-  /** Plain groups: accuracy and mean probability of the expected option, per type. */
-  plain: Record<string, { wordings: number; accuracy: number; expectedProbability: number; abstained: number }>;
-}
+export type SuiteSummary = ParaphraseReport;
 
 export function summarize(results: GroupResult[]): SuiteSummary {
   const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -126,7 +124,31 @@ export function summarize(results: GroupResult[]): SuiteSummary {
     groups: results.length,
     meanChange: r3(mean(results.map((r) => r.change))),
     maxChange: r3(Math.max(0, ...results.map((r) => r.change))),
+    maxGroup: results.reduce<GroupResult | null>((a, r) => (a === null || r.change > a.change ? r : a), null)?.id ?? '',
     byType,
     plain,
   };
+}
+
+/** Every group's wordings answered by `engine` through System One serving, scored and summarized. */
+export async function runSuite(engine: DecisionEngine): Promise<{
+  results: GroupResult[];
+  answers: Record<string, WireAnswer[]>;
+  summary: SuiteSummary;
+}> {
+  const systemOne = createSystemOne(createEngineHost(engine, { queueLimit: 64, timeoutMs: 60_000 }));
+  const results: GroupResult[] = [];
+  const answers: Record<string, WireAnswer[]> = {};
+  for (const group of readGroups()) {
+    const got: WireAnswer[] = [];
+    for (const wording of group.wordings) {
+      const { response } = await systemOne.serve(requestOf(group, wording));
+      const answer = response.answers.q;
+      if (!answer) throw new Error(`no answer for ${group.id}`);
+      got.push(answer);
+    }
+    answers[group.id] = got;
+    results.push(scoreGroup(group, got));
+  }
+  return { results, answers, summary: summarize(results) };
 }

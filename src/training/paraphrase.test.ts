@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { readGroups, scoreGroup, summarize } from './suite.ts';
+import type { ReportFile } from '../engines/embedded/artifacts.ts';
+import { createEmbeddedEngine, DEFAULT_MODEL_DIR } from '../engines/embedded/index.ts';
+import { readGroups, runSuite, scoreGroup, summarize } from './paraphrase.ts';
 
 describe('paraphrase suite', () => {
   test('has at least 30 groups of at least 3 wordings, covering all three types, each with a valid expected answer', () => {
@@ -44,5 +48,19 @@ describe('paraphrase suite', () => {
     assert.equal(r.correct, 1);
     assert.equal(r.abstained, 1);
     assert.equal(summarize([r]).maxChange, 0.47);
+  });
+
+  test("the shipped model card states the suite's numbers, as the shipped model answers them", async () => {
+    const report = JSON.parse(readFileSync(join(DEFAULT_MODEL_DIR, 'report.json'), 'utf8')) as ReportFile;
+    const card = readFileSync(join(DEFAULT_MODEL_DIR, 'MODEL_CARD.md'), 'utf8');
+    const engine = createEmbeddedEngine();
+    await engine.load();
+    const { summary } = await runSuite(engine).finally(() => engine.close());
+    assert.deepEqual(report.paraphrase, summary);
+    assert.ok(
+      card.includes(`mean ${summary.meanChange.toFixed(3)} `) &&
+        card.includes(`max ${summary.maxChange.toFixed(2)} in ${summary.maxGroup} `),
+      'the card states the mean and the largest change',
+    );
   });
 });
