@@ -13,7 +13,8 @@
  *    each task's Brier capped at the uniform answer's.
  * 4. Evaluates (training tasks: held-out rows, and every row cross-validated with the fold heads;
  *    held-out tasks; CalDec), measures latency, writes weights.json, calibration.json, golden.json,
- *    report.json and MODEL_CARD.md (their types: src/engines/embedded/artifacts.ts).
+ *    runs the paraphrase suite (paraphrase.ts) on the model written, then writes report.json and
+ *    MODEL_CARD.md (their types: src/engines/embedded/artifacts.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
