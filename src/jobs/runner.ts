@@ -155,7 +155,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
     }
   }
 
-  /** The account's labelled examples of the job's templates, featurized by the base engine. */
+  /** The account's labelled examples of the job's templates, featurized by the base engine (templates with rows). */
   async function featurize(
     job: Job,
     signal: AbortSignal,
@@ -178,7 +178,11 @@ export function createJobRunner(deps: JobRunnerDeps) {
     );
     // One engine call per distinct state, with every labelled question of it.
     const byState = new Map<string, typeof examples>();
-    for (const e of examples) byState.set(e.state, [...(byState.get(e.state) ?? []), e]);
+    for (const e of examples) {
+      const same = byState.get(e.state);
+      if (same) same.push(e);
+      else byState.set(e.state, [e]);
+    }
     let done = 0;
     for (const [stateJson, labelled] of byState) {
       signal.throwIfAborted();
@@ -203,8 +207,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const took = performance.now() - started;
       await sleep(took * (1 / share - 1), signal);
     }
+    // Templates with rows only: the others have nothing to fit (and need no option features).
     const out: FitTemplate[] = [];
     for (const [id, t] of templates) {
+      if (t.rows.length === 0) continue;
       signal.throwIfAborted();
       out.push({
         template: id,
@@ -233,10 +239,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
     beat.unref();
     try {
       await deps.jobs.heartbeat(job.id, owner, leaseMs, latest);
-      const templates = await featurize(job, abort.signal, (p, message) => {
+      const fitted = await featurize(job, abort.signal, (p, message) => {
         Object.assign(latest, { progress: 0.7 * p, stage: 'reading', message });
       });
-      const fitted = templates.filter((t) => t.rows.length > 0);
       if (fitted.length === 0) throw new Error('the account has no labelled examples for these templates');
       Object.assign(latest, { progress: 0.7, stage: 'fitting', message: `fitting ${fitted.length} templates` });
       await deps.jobs.heartbeat(job.id, owner, leaseMs, latest);
