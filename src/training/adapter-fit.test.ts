@@ -45,6 +45,23 @@ describe('adapter fitting', () => {
     assert.equal(report.reliability?.after?.length, 15);
   });
 
+  test('a shrinkage LDA head is a candidate, and what is served answers as the discriminant does', () => {
+    // no probe penalties: the discriminants compete with the calibration alone
+    const data = synthetic(4, 120, 3, 5);
+    const { head, report } = fitTemplate(data, { lambdas: [] });
+    assert.ok(head, report.reason);
+    const names = report.candidates.map((c) => c.name);
+    assert.deepEqual(
+      names.filter((n) => n.startsWith('shrinkage LDA')),
+      ['shrinkage LDA (gamma 0.6)', 'shrinkage LDA (gamma 0.8)', 'shrinkage LDA (gamma 0.9)'],
+    );
+    assert.ok(!names.some((n) => n.startsWith('probe')));
+    // served as a probe head (weights on the state), right on the held-out rows
+    assert.equal(report.kind, 'probe');
+    assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
+    assert.ok((report.after?.nll ?? 9) < (report.before?.nll ?? 0));
+  });
+
   test('without state features, a temperature fixes an overconfident base model (calibration only)', () => {
     const random = mulberry32(7);
     // The base model is right 70% of the time but says 0.97.
