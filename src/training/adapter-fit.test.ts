@@ -47,8 +47,8 @@ describe('adapter fitting', () => {
 
   test('a shrinkage LDA head is a candidate, and what is served answers as the discriminant does', () => {
     // no probe penalties: the discriminants compete with the calibration alone
-    const data = synthetic(4, 120, 3, 5);
-    const { head, report } = fitTemplate(data, { lambdas: [] });
+    // 160 examples: 120 to train on (LDA needs 100)
+    const { head, report } = fitTemplate(synthetic(4, 160, 3, 5), { lambdas: [] });
     assert.ok(head, report.reason);
     const names = report.candidates.map((c) => c.name);
     assert.deepEqual(
@@ -60,6 +60,10 @@ describe('adapter fitting', () => {
     assert.equal(report.kind, 'probe');
     assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
     assert.ok((report.after?.nll ?? 9) < (report.before?.nll ?? 0));
+    // with fewer than 100 rows to train on, no discriminant is tried
+    const few = fitTemplate(synthetic(4, 120, 3, 5));
+    assert.ok(!few.report.candidates.some((c) => c.name.startsWith('shrinkage LDA')));
+    assert.ok(few.report.candidates.some((c) => c.name.startsWith('probe')));
   });
 
   test('without state features, a temperature fixes an overconfident base model (calibration only)', () => {
