@@ -37,6 +37,7 @@ describe('adapter fitting', () => {
     const { head, report } = fitTemplate(synthetic(3, 60, 3));
     assert.ok(head, report.reason);
     assert.equal(report.kind, 'probe');
+    assert.match(report.chosen ?? '', /^probe \(L2 /);
     assert.equal(report.served, true);
     assert.equal(report.nTest, 15);
     assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
@@ -58,6 +59,7 @@ describe('adapter fitting', () => {
     assert.ok(!names.some((n) => n.startsWith('probe')));
     // served as a probe head (weights on the state), right on the held-out rows
     assert.equal(report.kind, 'probe');
+    assert.match(report.chosen ?? '', /^shrinkage LDA \(gamma 0\.[689]\)$/);
     assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
     assert.ok((report.after?.nll ?? 9) < (report.before?.nll ?? 0));
     // with fewer than 100 rows to train on, no discriminant is tried

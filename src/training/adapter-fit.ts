@@ -576,7 +576,7 @@ function fitOnRows(
   folds: number,
   options: FitOptions,
   progress?: (message: string) => void,
-): { file: HeadFile; candidates: { name: string; nll: number }[] } {
+): { file: HeadFile; candidates: { name: string; nll: number }[]; chosen: string } {
   const k = data.k;
   const maxIterations = options.maxIterations ?? 150;
   const ys = Array.from(data.y);
@@ -636,7 +636,11 @@ function fitOnRows(
     (options.refit ?? 'all') === 'folds'
       ? best.mean
       : (best.refit?.() ?? fit(best.data, Int32Array.from(train), best.lambda, best.probe, maxIterations));
-  return { file: headFile(t, best.data, x, best.probe, best.temperature), candidates: report.candidates };
+  return {
+    file: headFile(t, best.data, x, best.probe, best.temperature),
+    candidates: report.candidates,
+    chosen: best.name,
+  };
 }
 
 /**
@@ -646,7 +650,7 @@ function fitOnRows(
 export function fitAllRows(
   t: TemplateData,
   options: FitOptions = {},
-): { file: HeadFile; candidates: { name: string; nll: number }[] } | null {
+): { file: HeadFile; candidates: { name: string; nll: number }[]; chosen: string } | null {
   if (new Set(t.rows.map((r) => r.label)).size < 2) return null;
   const data = toData(t);
   const ys = Array.from(data.y);
@@ -675,6 +679,7 @@ export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?
     prior: null,
     reliability: null,
     candidates: [],
+    chosen: null,
     seconds: 0,
   };
   const done = (head: HeadFile | null) => {
@@ -702,6 +707,7 @@ export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?
 
   const fitted = fitOnRows(t, data, train, fold, folds, options, progress);
   report.candidates.push(...fitted.candidates);
+  report.chosen = fitted.chosen;
   const file = fitted.file;
   report.kind = file.kind;
 

@@ -43,6 +43,9 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
     const rows = tickets(60).map((x) => row(x.state, { team: ROUTING }, { team: x.team }));
     const { job, report } = await trainAndServe(t, rows, ROUTING);
     assert.equal(report.kind, 'probe', JSON.stringify(report.candidates));
+    // the job's report names the candidate it served (45 examples to train on: under LDA's 100)
+    assert.match(report.chosen, /^probe( \+ label prior)? \(L2 /);
+    assert.ok(report.candidates.some((c: { name: string }) => c.name === report.chosen));
     assert.equal(report.served, true, report.reason);
     assert.ok(report.after.accuracy >= report.before.accuracy, report.reason);
     const res = await t.req('/v1/systemone', {

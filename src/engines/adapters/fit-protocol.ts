@@ -54,6 +54,8 @@ export interface FitReport {
   reliability: { before: ReliabilityBin[]; after: ReliabilityBin[] | null } | null;
   /** Cross-validated NLL of each candidate on the training rows (lower is better). */
   candidates: { name: string; nll: number }[];
+  /** The candidate fitted and measured (one of `candidates`), or null when none was fitted. */
+  chosen: string | null;
   seconds: number;
 }
 

@@ -41,6 +41,10 @@ export const TemplateReport = z
       .nullable()
       .openapi({ description: 'Reliability diagrams on the held-out examples: 15 bins of the top probability.' }),
     candidates: z.array(z.object({ name: z.string(), nll: z.number() })),
+    chosen: z.string().nullable().optional().openapi({
+      description:
+        'The candidate fitted and measured, by its name in candidates (e.g. "probe (L2 0.003)", "shrinkage LDA (gamma 0.9)"); null when none was; absent in reports of jobs that ran before it was reported.',
+    }),
     seconds: z.number(),
   })
   .openapi('TemplateReport');
