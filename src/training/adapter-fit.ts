@@ -188,6 +188,19 @@ function logits(data: Data, i: number, x: Float64Array, probe: boolean, out: Flo
   }
 }
 
+/** exp(z_j - max z) in place, for a softmax: returns their sum. */
+function exponentiate(z: Float64Array, k: number): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < k; j++) max = Math.max(max, z[j] ?? 0);
+  let sum = 0;
+  for (let j = 0; j < k; j++) {
+    const e = Math.exp((z[j] ?? 0) - max);
+    z[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
 /** Mean NLL over `rows` plus the penalties; writes the gradient. */
 function objective(data: Data, rows: Int32Array, lambda: number, probe: boolean) {
   const { k, d } = data;
@@ -198,14 +211,7 @@ function objective(data: Data, rows: Int32Array, lambda: number, probe: boolean)
     const inv = 1 / Math.max(1, rows.length);
     for (const i of rows) {
       logits(data, i, x, probe, z);
-      let max = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < k; j++) max = Math.max(max, z[j] ?? 0);
-      let sum = 0;
-      for (let j = 0; j < k; j++) {
-        const e = Math.exp((z[j] ?? 0) - max);
-        z[j] = e;
-        sum += e;
-      }
+      const sum = exponentiate(z, k);
       const yi = data.y[i] ?? 0;
       loss += -Math.log(Math.max(1e-300, (z[yi] ?? 0) / sum));
       for (let j = 0; j < k; j++) {
@@ -454,13 +460,7 @@ function fitStack(
     let loss = 0;
     for (const i of rows) {
       stackLogits(data, experts, x, i, z);
-      let max = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < k; j++) max = Math.max(max, z[j] ?? 0);
-      let sum = 0;
-      for (let j = 0; j < k; j++) {
-        z[j] = Math.exp((z[j] ?? 0) - max);
-        sum += z[j] ?? 0;
-      }
+      const sum = exponentiate(z, k);
       const yi = data.y[i] ?? 0;
       loss -= Math.log(Math.max(1e-300, (z[yi] ?? 0) / sum)) * inv;
       for (let j = 0; j < k; j++) {
