@@ -12,7 +12,9 @@
  *   state embedding with an L2 penalty chosen from a grid by cross-validation, then a temperature
  *   fitted on the out-of-fold logits; given label features e_j (TemplateData.labelStates), each
  *   penalty also with a label prior g * (s . e_j), so that the penalty shrinks w_j toward g * e_j
- *   rather than 0, stored folded into w_j.
+ *   rather than 0, stored folded into w_j;
+ * - shrinkage LDA (from LDA_MIN_ROWS training rows, lda.ts): a discriminant per shrinkage, its
+ *   out-of-fold scores stacked on the base model's log-probabilities, stored as a probe head.
  * The chosen candidate is refit on the whole training part; what is measured is what is served.
  */
 import {
@@ -445,7 +447,7 @@ function stackLogits(data: Data, experts: readonly Float64Array[], x: Float64Arr
   return out;
 }
 
-/** The stack's parameters by NLL on `rows`, and that NLL. */
+/** The stack's parameters by NLL on `rows`, and that NLL (with the biases' small penalty). */
 function fitStack(
   data: Data,
   experts: readonly Float64Array[],
