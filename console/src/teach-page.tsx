@@ -144,7 +144,8 @@ function TemplateResult({ report, questions }: { report: TemplateReport; questio
         <span className={report.served ? 'badge ok' : 'badge'}>{report.served ? 'served' : 'not served'}</span>
       </h4>
       <p className="hint">
-        {report.type}, {report.n} examples{report.kind ? `, ${report.kind} head` : ''}: {report.reason}
+        {report.type}, {report.n} examples{report.kind ? `, ${report.chosen ?? `${report.kind} head`}` : ''}:{' '}
+        {report.reason}
       </p>
       {report.before ? (
         <div className="result-grid">

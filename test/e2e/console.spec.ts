@@ -416,6 +416,12 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
   const adapter = page.getByRole('article', { name: /^Adapter ft:/ });
   await expect(adapter).toBeVisible();
   await expect(adapter.getByText('served', { exact: true })).toBeVisible();
+  // the head fitted, by the candidate's name
+  await expect(
+    adapter.getByText(
+      / examples, (calibration|probe( \+ label prior)? \(L2 [\d.e-]+\)|shrinkage LDA \(gamma [\d.]+\)): served/,
+    ),
+  ).toBeVisible();
   await expect(adapter.getByRole('row', { name: /^Adapter / })).toBeVisible();
   await expect(adapter.getByRole('img', { name: /Reliability on the 12 held-out examples/ })).toBeVisible();
   await page.screenshot({ path: `${SHOTS}/teach-adapter.png`, fullPage: true });
