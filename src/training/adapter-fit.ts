@@ -431,18 +431,15 @@ interface Candidate {
 }
 
 /**
- * Stacking: experts' logits e_m (n x k by row) on the base model's log-probabilities,
- * z_j = a ln p_base_j + sum_m c_m e_mj + b_j, x = [a, c_1..c_M, b_0..b_k-1]: a temperature per
- * expert and a bias per class, fitted (like a probe's temperature) on out-of-fold logits.
+ * Stacking: a discriminant's out-of-fold logits l (n x k by row) on the base model's
+ * log-probabilities, z_j = a ln p_base_j + c l_j + b_j, x = [a, c, b_0..b_k-1]: a temperature for
+ * each and a bias per class, fitted (like a probe's temperature) on out-of-fold logits.
  */
-function stackLogits(data: Data, experts: readonly Float64Array[], x: Float64Array, i: number, out: Float64Array) {
+function stackLogits(data: Data, l: Float64Array, x: Float64Array, i: number, out: Float64Array) {
   const { k } = data;
   for (let j = 0; j < k; j++) {
-    let v = (x[0] ?? 0) * (data.logBase[i * k + j] ?? 0) + (x[1 + experts.length + j] ?? 0);
-    experts.forEach((e, q) => {
-      v += (x[1 + q] ?? 0) * (e[i * k + j] ?? 0);
-    });
-    out[j] = v;
+    const v = (x[0] ?? 0) * (data.logBase[i * k + j] ?? 0) + (x[2 + j] ?? 0);
+    out[j] = v + (x[1] ?? 0) * (l[i * k + j] ?? 0);
   }
   return out;
 }
@@ -450,7 +447,7 @@ function stackLogits(data: Data, experts: readonly Float64Array[], x: Float64Arr
 /** The stack's parameters by NLL on `rows`, and that NLL (with the biases' small penalty). */
 function fitStack(
   data: Data,
-  experts: readonly Float64Array[],
+  l: Float64Array,
   rows: readonly number[],
   maxIterations: number,
 ): { stack: Float64Array; nll: number } {
@@ -461,55 +458,41 @@ function fitStack(
     g.fill(0);
     let loss = 0;
     for (const i of rows) {
-      stackLogits(data, experts, x, i, z);
+      stackLogits(data, l, x, i, z);
       const sum = exponentiate(z, k);
       const yi = data.y[i] ?? 0;
       loss -= Math.log(Math.max(1e-300, (z[yi] ?? 0) / sum)) * inv;
       for (let j = 0; j < k; j++) {
         const r = ((z[j] ?? 0) / sum - (j === yi ? 1 : 0)) * inv;
         g[0] = (g[0] ?? 0) + r * (data.logBase[i * k + j] ?? 0);
-        experts.forEach((e, q) => {
-          g[1 + q] = (g[1 + q] ?? 0) + r * (e[i * k + j] ?? 0);
-        });
-        g[1 + experts.length + j] = (g[1 + experts.length + j] ?? 0) + r;
+        g[1] = (g[1] ?? 0) + r * (l[i * k + j] ?? 0);
+        g[2 + j] = (g[2 + j] ?? 0) + r;
       }
     }
     for (let j = 0; j < k; j++) {
-      const p = 1 + experts.length + j;
-      loss += 0.5 * BIAS_PENALTY * (x[p] ?? 0) ** 2;
-      g[p] = (g[p] ?? 0) + BIAS_PENALTY * (x[p] ?? 0);
+      const b = x[2 + j] ?? 0;
+      loss += 0.5 * BIAS_PENALTY * b ** 2;
+      g[2 + j] = (g[2 + j] ?? 0) + BIAS_PENALTY * b;
     }
     return loss;
   };
-  const x0 = new Float64Array(1 + experts.length + k);
-  x0.fill(1, 0, 1 + experts.length);
+  const x0 = new Float64Array(2 + k);
+  x0.fill(1, 0, 2);
   const { x, value } = lbfgs(objective, x0, { maxIterations, gradientTolerance: 1e-6 });
   return { stack: x, nll: value };
 }
 
-/** A linear head in served form [a, b_0..b_k-1, W (k x d)]: logits a ln p_base_j + b_j + W_j . s. */
-type Folded = Float64Array;
-
-/** A discriminant in served form: no base weight, its offsets as biases. */
-function foldLda(data: Data, lda: { weights: Float64Array; offsets: Float64Array }): Folded {
+/**
+ * A stacked discriminant in served form [a, b_0..b_k-1, W (k x d)] (logits a ln p_base_j + b_j +
+ * W_j . s, a probe's parameters): [a, b_j + c offset_j, c w_j].
+ */
+function foldStack(data: Data, stack: Float64Array, lda: { weights: Float64Array; offsets: Float64Array }) {
   const { k, d } = data;
-  const out = new Float64Array(1 + k + k * d);
-  out.set(lda.offsets, 1);
-  out.set(lda.weights, 1 + k);
-  return out;
-}
-
-/** A stack of linear experts is linear: [a + sum c_m a_m, b_j + sum c_m b_mj, sum c_m W_m]. */
-function foldStack(data: Data, stack: Float64Array, experts: readonly Folded[]): Folded {
-  const { k, d } = data;
-  const m = experts.length;
+  const c = stack[1] ?? 0;
   const out = new Float64Array(1 + k + k * d);
   out[0] = stack[0] ?? 0;
-  for (let j = 0; j < k; j++) out[1 + j] = stack[1 + m + j] ?? 0;
-  experts.forEach((e, q) => {
-    const c = stack[1 + q] ?? 0;
-    for (let p = 0; p < out.length; p++) out[p] = (out[p] ?? 0) + c * (e[p] ?? 0);
-  });
+  for (let j = 0; j < k; j++) out[1 + j] = (stack[2 + j] ?? 0) + c * (lda.offsets[j] ?? 0);
+  for (let p = 0; p < k * d; p++) out[1 + k + p] = c * (lda.weights[p] ?? 0);
   return out;
 }
 
@@ -529,7 +512,7 @@ function ldaCandidates(
   if (!states || train.length < LDA_MIN_ROWS) return [];
   const plain = withoutLabels(data);
   const oof = LDA_GAMMAS.map(() => new Float64Array(data.n * k));
-  const foldFits: Folded[][] = LDA_GAMMAS.map(() => []);
+  const foldFits: { weights: Float64Array; offsets: Float64Array }[][] = LDA_GAMMAS.map(() => []);
   const z = new Float64Array(k);
   for (let f = 0; f < folds; f++) {
     const fitRows = train.filter((i) => fold.get(i) !== f);
@@ -538,18 +521,20 @@ function ldaCandidates(
     const stats = classStatistics(states, d, fitRows, y, k);
     LDA_GAMMAS.forEach((gamma, g) => {
       const lda = shrinkageLda(stats, gamma);
-      foldFits[g]?.push(foldLda(data, lda));
+      foldFits[g]?.push(lda);
       for (const i of heldRows) oof[g]?.set(ldaLogits(lda, states, d, i, z), i * k);
     });
   }
   let allRows: ReturnType<typeof classStatistics> | null = null;
   return LDA_GAMMAS.map((gamma, g) => {
-    const l = oof[g] as Float64Array;
-    const { nll, stack } = fitStack(data, [l], train, maxIterations);
+    const { nll, stack } = fitStack(data, oof[g] as Float64Array, train, maxIterations);
+    // the mean of the fold fits (the discriminants' mean: the stack is linear in them)
     const fits = foldFits[g] ?? [];
-    const expertMean = new Float64Array(1 + k + k * d);
-    for (const x of fits)
-      for (let p = 0; p < x.length; p++) expertMean[p] = (expertMean[p] ?? 0) + (x[p] ?? 0) / Math.max(1, fits.length);
+    const mean = { weights: new Float64Array(k * d), offsets: new Float64Array(k) };
+    for (const lda of fits) {
+      for (let p = 0; p < k * d; p++) mean.weights[p] = (mean.weights[p] ?? 0) + (lda.weights[p] ?? 0) / fits.length;
+      for (let j = 0; j < k; j++) mean.offsets[j] = (mean.offsets[j] ?? 0) + (lda.offsets[j] ?? 0) / fits.length;
+    }
     return {
       name: `shrinkage LDA (gamma ${gamma})`,
       data: plain,
@@ -557,13 +542,20 @@ function ldaCandidates(
       lambda: 0,
       nll,
       temperature: 1,
-      mean: foldStack(data, stack, [expertMean]),
+      mean: foldStack(data, stack, mean),
       refit: () => {
         allRows ??= classStatistics(states, d, train, y, k);
-        return foldStack(data, stack, [foldLda(data, shrinkageLda(allRows, gamma))]);
+        return foldStack(data, stack, shrinkageLda(allRows, gamma));
       },
     };
   });
+}
+
+/** A fitted head, every candidate's cross-validated NLL, and the name of the one fitted. */
+export interface FittedHead {
+  file: HeadFile;
+  candidates: { name: string; nll: number }[];
+  chosen: string;
 }
 
 /**
@@ -578,7 +570,7 @@ function fitOnRows(
   folds: number,
   options: FitOptions,
   progress?: (message: string) => void,
-): { file: HeadFile; candidates: { name: string; nll: number }[]; chosen: string } {
+): FittedHead {
   const k = data.k;
   const maxIterations = options.maxIterations ?? 150;
   const ys = Array.from(data.y);
@@ -649,10 +641,7 @@ function fitOnRows(
  * A head fitted on every row of `t` (no hold-out: the caller measures it on rows of its own), for
  * benchmarks' learning curves. Null when there are fewer than 2 classes.
  */
-export function fitAllRows(
-  t: TemplateData,
-  options: FitOptions = {},
-): { file: HeadFile; candidates: { name: string; nll: number }[]; chosen: string } | null {
+export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHead | null {
   if (new Set(t.rows.map((r) => r.label)).size < 2) return null;
   const data = toData(t);
   const ys = Array.from(data.y);

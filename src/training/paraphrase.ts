@@ -95,13 +95,11 @@ export function scoreGroup(group: Group, answers: WireAnswer[]): GroupResult {
   };
 }
 
-export type SuiteSummary = ParaphraseReport;
-
-export function summarize(results: GroupResult[]): SuiteSummary {
+export function summarize(results: GroupResult[]): ParaphraseReport {
   const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   const r3 = (x: number) => Math.round(x * 1000) / 1000;
-  const byType: SuiteSummary['byType'] = {};
-  const plain: SuiteSummary['plain'] = {};
+  const byType: ParaphraseReport['byType'] = {};
+  const plain: ParaphraseReport['plain'] = {};
   for (const type of ['noul', 'choice', 'score']) {
     const of = results.filter((r) => r.type === type);
     byType[type] = {
@@ -134,7 +132,7 @@ export function summarize(results: GroupResult[]): SuiteSummary {
 export async function runSuite(engine: DecisionEngine): Promise<{
   results: GroupResult[];
   answers: Record<string, WireAnswer[]>;
-  summary: SuiteSummary;
+  summary: ParaphraseReport;
 }> {
   const systemOne = createSystemOne(createEngineHost(engine, { queueLimit: 64, timeoutMs: 60_000 }));
   const results: GroupResult[] = [];
