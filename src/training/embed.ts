@@ -6,12 +6,16 @@ import { createEncoderTokenizer } from '../engines/embedded/tokenizer.ts';
 import { loadCaldec } from './caldec.ts';
 import { HEAD_TASKS, rowsPerTask } from './config.ts';
 import { type Example, listTasks, loadTask } from './data.ts';
+import { POLARITY_TEXTS } from './polarity-lexicon.ts';
 import { openDiskStore } from './store.ts';
 
-/** Embeds the texts of `examples` (and of CalDec, `withCaldec`) that the disk cache does not hold yet. */
+/**
+ * Embeds the texts of `examples` (and of CalDec, `withCaldec`) and the polarity lexicon's that the
+ * disk cache does not hold yet.
+ */
 export async function embedAll(examples: Example[], withCaldec: boolean, log: (m: string) => void): Promise<void> {
   const store = openDiskStore();
-  const all = new Set<string>();
+  const all = new Set<string>(POLARITY_TEXTS);
   for (const ex of examples) for (const t of textsToEmbed(requestTexts(ex.request))) all.add(t);
   if (withCaldec) for (const c of loadCaldec()) for (const t of textsToEmbed(requestTexts(c.request))) all.add(t);
   const todo = [...all].filter((t) => !store.get(t));

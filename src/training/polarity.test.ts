@@ -31,6 +31,16 @@ describe('polarity answer', () => {
     assert.equal(p.alpha === 1 || p.gamma === 0, true, JSON.stringify(p));
   });
 
+  it('favours the middle levels where the sets are mostly in the middle', () => {
+    // every other row a middle level whose state sits at 0
+    const middling = (task: string) =>
+      set(task, 300, 3, 1).map((it, i) => (i % 2 === 0 ? { ...it, target: 1, state: it.state / 4 } : it));
+    const p = fitPolarityParams([...middling('a'), ...middling('b')]);
+    assert.ok(p.gamma > 0 && p.delta < 0, JSON.stringify(p));
+    const neutral = polarityAnswer(0, 1, 3, { ...POLARITY_WEIGHT, ...p });
+    assert.ok((neutral[1] ?? 0) > (neutral[0] ?? 0) && (neutral[1] ?? 0) > (neutral[2] ?? 0), `${neutral}`);
+  });
+
   it('leaves out sets whose scale runs across the axis', () => {
     const { heldOut } = fitPolarity([...set('a', 50, 3, 1), ...set('b', 50, 3, 1), ...set('stars', 50, 5, 1, 0.05)]);
     assert.equal(heldOut.size, 100);

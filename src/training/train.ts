@@ -70,6 +70,7 @@ import { goldenInputs } from './golden.ts';
 import { measureLatency } from './latency.ts';
 import { runSuite } from './paraphrase.ts';
 import { fitPolarity, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
+import { POLARITY_LEXICON } from './polarity-lexicon.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds, type StageAOutputs } from './stage-a-cache.ts';
 import {
@@ -249,21 +250,33 @@ async function paraphraseOf(modelDir: string, log: (m: string) => void): Promise
 }
 
 /**
- * The polarity axis (features.ts `PolarityAxis`): the embeddings of "positive" minus "negative" (two
- * level texts of the sentiment sets, so in the cache), unit length; the mean of the given states and
- * their standard deviation along the axis. Label-free: every set's states count.
+ * The polarity directions (features.ts `PolarityAxis`): `axis`, the mean embedding of the positive
+ * sentences of polarity-lexicon.ts minus that of the negative ones; `levels`, the embedding of
+ * "positive" minus that of "negative"; both unit length (every text in the cache: embedAll adds
+ * them). The mean of the given states and their standard deviation along `axis`. Label-free: every
+ * set's states count.
  */
 export function polarityAxis(store: DiskStore, states: readonly Float32Array[]): PolarityAxis {
-  const pos = store.get('positive');
-  const neg = store.get('negative');
-  if (!pos || !neg) throw new Error('the polarity axis needs the embeddings of "positive" and "negative"');
-  const axis = new Float32Array(EMBEDDING_DIM);
-  let norm = 0;
-  for (let d = 0; d < EMBEDDING_DIM; d++) {
-    axis[d] = (pos[d] ?? 0) - (neg[d] ?? 0);
-    norm += (axis[d] ?? 0) ** 2;
-  }
-  for (let d = 0; d < EMBEDDING_DIM; d++) axis[d] = (axis[d] ?? 0) / Math.sqrt(norm);
+  const vector = (text: string): Float32Array => {
+    const v = store.get(text);
+    if (!v) throw new Error(`the polarity axis needs the embedding of ${JSON.stringify(text)}`);
+    return v;
+  };
+  const direction = (positive: readonly string[], negative: readonly string[]): Float32Array => {
+    const out = new Float32Array(EMBEDDING_DIM);
+    const add = (texts: readonly string[], sign: number) => {
+      for (const t of texts) {
+        const v = vector(t);
+        for (let d = 0; d < EMBEDDING_DIM; d++) out[d] = (out[d] ?? 0) + (sign * (v[d] ?? 0)) / texts.length;
+      }
+    };
+    add(positive, 1);
+    add(negative, -1);
+    const norm = Math.hypot(...out);
+    return out.map((x) => x / norm);
+  };
+  const axis = direction(POLARITY_LEXICON.positive, POLARITY_LEXICON.negative);
+  const levels = direction(['positive'], ['negative']);
   const sum = new Float64Array(EMBEDDING_DIM);
   for (const s of states) for (let d = 0; d < EMBEDDING_DIM; d++) sum[d] = (sum[d] ?? 0) + (s[d] ?? 0);
   const center = Float32Array.from(sum, (v) => v / Math.max(1, states.length));
@@ -273,7 +286,7 @@ export function polarityAxis(store: DiskStore, states: readonly Float32Array[]):
     for (let d = 0; d < EMBEDDING_DIM; d++) along += ((s[d] ?? 0) - (center[d] ?? 0)) * (axis[d] ?? 0);
     sq += along * along;
   }
-  return { axis, center, scale: Number(Math.sqrt(sq / Math.max(1, states.length)).toFixed(6)) };
+  return { axis, levels, center, scale: Number(Math.sqrt(sq / Math.max(1, states.length)).toFixed(6)) };
 }
 
 /** The question inputs of a request from cached embeddings (every text must be in the store). */
@@ -367,7 +380,7 @@ function fitStageB(
     modelId: EMBEDDED_MODEL_ID,
     // fitted below, once every type's held-out answers are known
     familiarity: { center: 1, width: 1 },
-    polarity: { ...POLARITY_WEIGHT, gamma: 0, alpha: 1 },
+    polarity: { ...POLARITY_WEIGHT, gamma: 0, delta: 0, alpha: 1 },
     types: {} as CalibrationFile['types'],
   };
   const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
@@ -554,7 +567,12 @@ function weightsFileOf(w: BilinearWeights, rows: readonly TrainRow[], polarity: 
       },
     },
     trainingSets: [...HEAD_TASKS].sort(),
-    polarity: { axis: encodeFloats(polarity.axis), center: encodeFloats(polarity.center), scale: polarity.scale },
+    polarity: {
+      axis: encodeFloats(polarity.axis),
+      levels: encodeFloats(polarity.levels),
+      center: encodeFloats(polarity.center),
+      scale: polarity.scale,
+    },
     signatures,
   };
 }

@@ -29,13 +29,16 @@ export interface Familiarity {
 /**
  * The polarity answer of score questions whose scale runs along the polarity axis (features.ts
  * `polarityOf`): weight sigmoid((|scale| - center) / width) on an answer read from the state's place
- * on the axis alone, logit_j = gamma * u_j * state * sign(scale) (u_j the level's position in
- * [-1, 1]), shrunk by alpha toward uniform; the rest on the usual answer.
+ * on the axis alone, logit_j = gamma * u_j * state * sign(scale) + delta * u_j^2 (u_j the level's
+ * position in [-1, 1]; delta < 0 favours the middle levels), shrunk by alpha toward uniform; the rest
+ * on the usual answer.
  */
 export interface PolarityCalibration {
   center: number;
   width: number;
   gamma: number;
+  /** Absent (brier-lite 3.5): 0. */
+  delta?: number;
   alpha: number;
 }
 
@@ -85,8 +88,11 @@ export interface WeightsFile {
   };
   /** The labelled sets whose rows trained the bilinear weights. */
   trainingSets: string[];
-  /** features.ts `PolarityAxis`: axis and center as base64 little-endian float32 (EMBEDDING_DIM each). */
-  polarity: { axis: string; center: string; scale: number };
+  /**
+   * features.ts `PolarityAxis`: axis, levels and center as base64 little-endian float32 (EMBEDDING_DIM
+   * each). `levels` absent (brier-lite 3.5, one direction for both): the axis.
+   */
+  polarity: { axis: string; levels?: string; center: string; scale: number };
   signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
 }
 

@@ -24,10 +24,15 @@ describe('polarity axis', () => {
     const n = Math.hypot(...v);
     return Float32Array.from(v, (x) => x / n);
   };
-  // a 3-d toy space: the axis is the first coordinate
-  const axis: PolarityAxis = { axis: unit([1, 0, 0]), center: Float32Array.from([0.1, 0, 0]), scale: 0.2 };
-  const negative = unit([-1, 1, 0]);
-  const positive = unit([1, 1, 0]);
+  // a 3-d toy space: states lie along the first coordinate, polarity level texts differ along the third
+  const axis: PolarityAxis = {
+    axis: unit([1, 0, 0]),
+    levels: unit([0, 0, 1]),
+    center: Float32Array.from([0.1, 0, 0]),
+    scale: 0.2,
+  };
+  const negative = unit([0, 1, -1]);
+  const positive = unit([0, 1, 1]);
 
   it("places the state on the axis, standardized, and says how much a score question's scale runs along it", () => {
     const happy = unit([0.5, 0, 1]);
@@ -35,7 +40,11 @@ describe('polarity axis', () => {
     assert.ok(Math.abs(p.state - ((happy[0] ?? 0) - 0.1) / 0.2) < 1e-6);
     assert.ok(Math.abs(p.scale - 1) < 1e-6, `a negative ... positive scale runs along the axis: ${p.scale}`);
     assert.ok(Math.abs(polarityOf('score', happy, [positive, negative], axis).scale + 1) < 1e-6, 'reversed scale');
-    assert.equal(polarityOf('score', happy, [unit([0, 1, 0]), unit([0, 0, 1])], axis).scale, 0);
+    assert.equal(
+      polarityOf('score', happy, [unit([0, 1, 0]), unit([1, 1, 0])], axis).scale,
+      0,
+      'along the states only',
+    );
     assert.equal(polarityOf('noul', happy, [negative, positive], axis).scale, 0);
     assert.equal(polarityOf('score', happy, [negative, null], axis).scale, 0);
   });

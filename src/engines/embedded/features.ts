@@ -31,20 +31,23 @@ export interface QuestionInput {
 }
 
 /**
- * The polarity axis of the encoder's space: the embedding of "positive" minus that of "negative"
- * (unit length), with the mean training state (`center`) and the spread of the states along it
- * (`scale`). A state's place on it is a plain signal of sentiment-like scales; a score question
- * whose lowest and highest levels differ along it (very negative ... very positive) reads it.
+ * The polarity of the encoder's space, two unit directions: `axis`, where states lie (the mean of
+ * hand-written positive sentences minus that of negative ones; training's polarity-lexicon.ts), with
+ * the mean training state (`center`) and the spread of the states along it (`scale`); and `levels`,
+ * the embedding of "positive" minus that of "negative", along which a polarity scale's level texts
+ * differ. A state's place on `axis` is a plain signal of sentiment-like scales; a score question
+ * whose lowest and highest levels differ along `levels` (very negative ... very positive) reads it.
  */
 export interface PolarityAxis {
   axis: Float32Array;
+  levels: Float32Array;
   center: Float32Array;
   scale: number;
 }
 
 /**
- * The state's standardized place on the axis, and how much the question's scale runs along it: the
- * cosine of (highest level - lowest level) with the axis (score questions with both texts; else 0).
+ * The state's standardized place on the axis, and how much the question's scale is a polarity: the
+ * cosine of (highest level - lowest level) with `levels` (score questions with both texts; else 0).
  */
 export function polarityOf(
   type: QuestionType,
@@ -62,7 +65,7 @@ export function polarityOf(
     let norm = 0;
     for (let d = 0; d < axis.axis.length; d++) {
       const v = (hi[d] ?? 0) - (lo[d] ?? 0);
-      num += v * (axis.axis[d] ?? 0);
+      num += v * (axis.levels[d] ?? 0);
       norm += v * v;
     }
     scale = norm > 1e-12 ? num / Math.sqrt(norm) : 0;

@@ -55,7 +55,15 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
   if (!(f && Number.isFinite(f.center) && Number.isFinite(f.width) && f.width > 0))
     throw new Error('model: calibration familiarity malformed');
   const pol = calibration.polarity;
-  if (!(pol && [pol.center, pol.gamma].every(Number.isFinite) && pol.width > 0 && pol.alpha >= 0 && pol.alpha <= 1))
+  if (
+    !(
+      pol &&
+      [pol.center, pol.gamma, pol.delta ?? 0].every(Number.isFinite) &&
+      pol.width > 0 &&
+      pol.alpha >= 0 &&
+      pol.alpha <= 1
+    )
+  )
     throw new Error('model: calibration polarity malformed');
   const b = weights.bilinear;
   /** One type's rank (a positive integer) and its U, V matrices (decodeFloats checks their size). */
@@ -106,6 +114,7 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
     },
     polarity: {
       axis: decodeFloats(weights.polarity.axis, EMBEDDING_DIM, 'polarity.axis'),
+      levels: decodeFloats(weights.polarity.levels ?? weights.polarity.axis, EMBEDDING_DIM, 'polarity.levels'),
       center: decodeFloats(weights.polarity.center, EMBEDDING_DIM, 'polarity.center'),
       scale: weights.polarity.scale,
     },
@@ -173,7 +182,10 @@ export function polarityWeight(scale: number, c: PolarityCalibration): number {
 
 /** The answer read from the state's place on the polarity axis alone (artifacts.ts `PolarityCalibration`). */
 export function polarityAnswer(state: number, sign: number, k: number, c: PolarityCalibration): number[] {
-  const logits = Array.from({ length: k }, (_, j) => c.gamma * levelPosition(j, k) * state * sign);
+  const logits = Array.from({ length: k }, (_, j) => {
+    const u = levelPosition(j, k);
+    return c.gamma * u * state * sign + (c.delta ?? 0) * u * u;
+  });
   return calibrate(logits, { temperature: 1, alpha: c.alpha });
 }
 
