@@ -63,6 +63,11 @@ function byType<T>(f: (type: QuestionType) => T): Record<QuestionType, T> {
   return { noul: f('noul'), choice: f('choice'), score: f('score') };
 }
 
+/** A term's coefficient with its sign as the operator: "+ 0.5", "- 1". */
+function signed(x: number): string {
+  return `${x < 0 ? '-' : '+'} ${Math.abs(x)}`;
+}
+
 function f(x: number | null | undefined, d = 3): string {
   return x === null || x === undefined ? '-' : x.toFixed(d);
 }
@@ -223,7 +228,7 @@ export function writeCard(c: CardInput): ReportFile {
     '  Which scales are polarities: the embedding of "positive" minus that of "negative". A score question whose lowest',
     '  and highest levels differ along the second (very negative ... very positive) gets weight',
     `  sigmoid((|cosine| - ${c.calibration.polarity.center}) / ${c.calibration.polarity.width}) on an answer read from the state's place on the first alone:`,
-    `  logit_j = ${c.calibration.polarity.gamma} u_j z + ${c.calibration.polarity.delta ?? 0} u_j^2 (u_j the level in [-1, 1], z the standardized place), shrunk by alpha ${c.calibration.polarity.alpha}`,
+    `  logit_j = ${c.calibration.polarity.gamma} u_j z ${signed(c.calibration.polarity.delta ?? 0)} u_j^2 (u_j the level in [-1, 1], z the standardized place), shrunk by alpha ${c.calibration.polarity.alpha}`,
     '  toward uniform; fitted on the sets with such a scale (the largest gain on the set it helps least, the gentlest',
     '  such setting), each set left out in turn. The sets differ in what the direction cannot see (airline_sentiment',
     '  is 62% negative, tweeteval_sentiment mostly neutral), so one setting calibrates them unevenly (per-set ECE below).',
@@ -419,7 +424,9 @@ function paraphraseSection(p: ParaphraseReport | null): string[] {
   return [
     'The model as served (System One, in process) on the hand-written paraphrase suite',
     `(src/training/paraphrase-groups.json, \`npm run bench:paraphrase\`): ${p.groups} groups of 3-4 wordings of one meaning.`,
-    'Stability is the largest change of any probability between the wordings of a group.',
+    'Stability is the largest change of any probability between the wordings of a group. A group answered',
+    'uniformly changes by 0, so informative answers cost stability where wordings differ in how plainly they say',
+    'it; models/brier-lite/EXPERIMENTS.md measures that trade-off for the polarity answer.',
     '',
     `- within-group change: mean ${f(p.meanChange)} (target <= 0.10: ${met(p.meanChange <= 0.1)}), max ${f(p.maxChange, 2)} in ${p.maxGroup} (target <= 0.30: ${met(p.maxChange <= 0.3)})`,
     ...(choice

@@ -58,8 +58,10 @@ describe('the committed model: familiarity blend', () => {
 
 describe('the committed model: polarity', () => {
   const levels = (texts: string[]) => texts.map((t) => seededUnitVector(1000 + t.length));
-  const negative = model.polarity.axis.map((x) => -x);
   const positive = model.polarity.axis;
+  /** Level texts at the two ends of a polarity scale. */
+  const lowest = model.polarity.levels.map((x) => -x);
+  const highest = model.polarity.levels;
   const unit = (v: Float32Array) => {
     const n = Math.hypot(...v);
     return Float32Array.from(v, (x) => x / n);
@@ -69,7 +71,7 @@ describe('the committed model: polarity', () => {
     unit(Float32Array.from(model.polarity.center, (c, d) => c + z * model.polarity.scale * (positive[d] ?? 0)));
 
   it('moves a polarity-scale answer toward the end the state leans to, and leaves other scales alone', () => {
-    const o = [unit(Float32Array.from(negative)), seededUnitVector(3), unit(Float32Array.from(positive))];
+    const o = [unit(Float32Array.from(lowest)), seededUnitVector(3), unit(Float32Array.from(highest))];
     const x = (z: number, options: (Float32Array | null)[]) => {
       const s = stateAt(z);
       return {
