@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { polarityAnswer, polarityWeight } from '../engines/embedded/model.ts';
+import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
 import { fitPolarity, fitPolarityParams, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
+import { POLARITY_LEXICON } from './polarity-lexicon.ts';
 import { hardBrier, uniformBrier } from './stage-b.ts';
+import type { DiskStore } from './store.ts';
+import { polarityAxis } from './train.ts';
 
 /** A set of k-level rows whose state sits along the axis by its level (`signal`), plus seeded noise. */
 function set(task: string, n: number, k: number, signal: number, scale = 0.9): PolarityItem[] {
@@ -54,5 +58,38 @@ describe('polarity answer', () => {
     for (const [i, p] of [...up].reverse().entries()) assert.ok(Math.abs(p - (down[i] ?? 0)) < 1e-12);
     assert.ok(polarityWeight(0.9, c) > 0.99 && polarityWeight(-0.9, c) > 0.99);
     assert.ok(polarityWeight(0.05, c) < 0.01);
+  });
+});
+
+describe('polarity directions', () => {
+  /** A store where each lexicon sentence is a noisy copy of +e0 or -e0, and the two level words +-e1. */
+  const fakeStore = (omit?: string): DiskStore => {
+    const vectors = new Map<string, Float32Array>();
+    const at = (d: number, sign: number, seed: number) => {
+      const v = new Float32Array(EMBEDDING_DIM);
+      v[d] = sign;
+      v[2 + (seed % 100)] = 0.3;
+      return v;
+    };
+    for (const [i, t] of POLARITY_LEXICON.positive.entries()) vectors.set(t, at(0, 1, i));
+    for (const [i, t] of POLARITY_LEXICON.negative.entries()) vectors.set(t, at(0, -1, i));
+    vectors.set('positive', at(1, 1, 50));
+    vectors.set('negative', at(1, -1, 50));
+    if (omit) vectors.delete(omit);
+    return { get: (t) => vectors.get(t), set: () => {}, flush: () => {}, size: () => vectors.size };
+  };
+
+  it("places states along the lexicon's direction and reads scales along the two words'", () => {
+    const states = [1, -1, 3].map((x) => Float32Array.from({ length: EMBEDDING_DIM }, (_, d) => (d === 0 ? x : 0)));
+    const p = polarityAxis(fakeStore(), states);
+    assert.ok(Math.abs((p.axis[0] ?? 0) - 1) < 1e-6, `axis ${p.axis.slice(0, 3)}`);
+    assert.ok(Math.abs((p.levels[1] ?? 0) - 1) < 1e-6, `levels ${p.levels.slice(0, 3)}`);
+    assert.ok(Math.abs((p.center[0] ?? 0) - 1) < 1e-6);
+    assert.ok(Math.abs(p.scale - Math.sqrt(8 / 3)) < 1e-5, `${p.scale}`);
+  });
+
+  it('names a lexicon text the embedding cache lacks', () => {
+    const missing = POLARITY_LEXICON.negative[3];
+    assert.throws(() => polarityAxis(fakeStore(missing), []), new RegExp(`${missing}`));
   });
 });

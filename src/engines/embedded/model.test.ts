@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededUnitVector } from '../../../test/fixtures/embedded.ts';
+import { readArtifactFiles } from './artifacts.ts';
 import { polarityOf } from './features.ts';
 import { DEFAULT_MODEL_DIR } from './index.ts';
-import { familiarityWeight, loadModel, predict } from './model.ts';
+import { familiarityWeight, loadModel, parseModel, polarityAnswer, predict } from './model.ts';
 
 const model = loadModel(DEFAULT_MODEL_DIR);
 
@@ -97,5 +98,21 @@ describe('the committed model: polarity', () => {
     const withoutPolarity = predict({ ...across, polarity: undefined }, model).probabilities;
     const withPolarity = predict(across, model).probabilities;
     for (const [i, p] of withPolarity.entries()) assert.ok(Math.abs(p - (withoutPolarity[i] ?? 0)) < 0.01);
+  });
+});
+
+describe('artifacts of brier-lite 3.5 (one polarity direction, no level-shape term)', () => {
+  it("load, with the states' direction standing for the levels' and a linear polarity answer", () => {
+    const { weights, calibration } = readArtifactFiles(DEFAULT_MODEL_DIR);
+    const { levels: _levels, ...polarity } = weights.polarity;
+    const { delta: _delta, ...pc } = calibration.polarity;
+    const old = parseModel({ ...weights, polarity }, { ...calibration, polarity: pc });
+    assert.deepEqual(old.polarity.levels, old.polarity.axis);
+    assert.notDeepEqual(model.polarity.levels, model.polarity.axis, 'the committed model has two directions');
+    const c = { ...pc, gamma: 1, alpha: 0 };
+    const p = polarityAnswer(1, 1, 3, c);
+    const e = [Math.exp(-1), 1, Math.exp(1)];
+    const sum = e.reduce((a, b) => a + b);
+    for (const [i, v] of p.entries()) assert.ok(Math.abs(v - (e[i] ?? 0) / sum) < 1e-12, `${p}`);
   });
 });
