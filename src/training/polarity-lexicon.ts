@@ -39,10 +39,13 @@ export const POLARITY_LEXICON = {
   ],
 } as const;
 
-/** Every text of the lexicon, plus the two level words of the `levels` direction. */
+/** The level words whose difference is the `levels` direction (which scales are polarities). */
+export const POLARITY_LEVEL_WORDS = { positive: ['positive'], negative: ['negative'] } as const;
+
+/** Every text either direction is built from (embedAll puts them in the cache). */
 export const POLARITY_TEXTS: readonly string[] = [
   ...POLARITY_LEXICON.positive,
   ...POLARITY_LEXICON.negative,
-  'positive',
-  'negative',
+  ...POLARITY_LEVEL_WORDS.positive,
+  ...POLARITY_LEVEL_WORDS.negative,
 ];

@@ -31,7 +31,7 @@ import {
   type WeightsFile,
 } from '../engines/embedded/artifacts.ts';
 import { type CalibrationModel, calibrate } from '../engines/embedded/calibration.ts';
-import { ENCODER_WINDOW } from '../engines/embedded/embedder.ts';
+import { ENCODER_WINDOW, normalize } from '../engines/embedded/embedder.ts';
 import {
   buildInput,
   DESCRIPTORS,
@@ -70,7 +70,7 @@ import { goldenInputs } from './golden.ts';
 import { measureLatency } from './latency.ts';
 import { runSuite } from './paraphrase.ts';
 import { fitPolarity, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
-import { POLARITY_LEXICON } from './polarity-lexicon.ts';
+import { POLARITY_LEVEL_WORDS, POLARITY_LEXICON } from './polarity-lexicon.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds, type StageAOutputs } from './stage-a-cache.ts';
 import {
@@ -252,9 +252,9 @@ async function paraphraseOf(modelDir: string, log: (m: string) => void): Promise
 /**
  * The polarity directions (features.ts `PolarityAxis`): `axis`, the mean embedding of the positive
  * sentences of polarity-lexicon.ts minus that of the negative ones; `levels`, the embedding of
- * "positive" minus that of "negative"; both unit length (every text in the cache: embedAll adds
- * them). The mean of the given states and their standard deviation along `axis`. Label-free: every
- * set's states count.
+ * "positive" minus that of "negative" (POLARITY_LEVEL_WORDS); both unit length (every text in the
+ * cache: embedAll adds them). The mean of the given states and their standard deviation along `axis`.
+ * Label-free: every set's states count.
  */
 export function polarityAxis(store: DiskStore, states: readonly Float32Array[]): PolarityAxis {
   const vector = (text: string): Float32Array => {
@@ -272,11 +272,10 @@ export function polarityAxis(store: DiskStore, states: readonly Float32Array[]):
     };
     add(positive, 1);
     add(negative, -1);
-    const norm = Math.hypot(...out);
-    return out.map((x) => x / norm);
+    return normalize(out);
   };
   const axis = direction(POLARITY_LEXICON.positive, POLARITY_LEXICON.negative);
-  const levels = direction(['positive'], ['negative']);
+  const levels = direction(POLARITY_LEVEL_WORDS.positive, POLARITY_LEVEL_WORDS.negative);
   const sum = new Float64Array(EMBEDDING_DIM);
   for (const s of states) for (let d = 0; d < EMBEDDING_DIM; d++) sum[d] = (sum[d] ?? 0) + (s[d] ?? 0);
   const center = Float32Array.from(sum, (v) => v / Math.max(1, states.length));
