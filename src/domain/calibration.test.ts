@@ -16,7 +16,7 @@ function outcomes(n: number, truth: (p: number) => number, seed: number, start =
       templateId: 'tpl_a',
       label: random() < truth(p) ? 'true' : 'false',
       served: [1 - p, p],
-      servedBy: 'brier-lite-3.6.0',
+      servedBy: 'brier-lite-3.7.0',
       createdAt: start + i * (WEEK / 40),
     };
   });

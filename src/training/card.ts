@@ -68,6 +68,13 @@ function signed(x: number): string {
   return `${x < 0 ? '-' : '+'} ${Math.abs(x)}`;
 }
 
+/** How the polarity answer reads the state's place z (artifacts.ts `PolarityCalibration.saturation`). */
+function saturationText(saturation: number | undefined): string {
+  return saturation === undefined
+    ? 's(z) = z'
+    : `s(z) = ${saturation} tanh(z / ${saturation}): a state said more strongly than about ${saturation} spreads from the mean is not read as more evidence`;
+}
+
 function f(x: number | null | undefined, d = 3): string {
   return x === null || x === undefined ? '-' : x.toFixed(d);
 }
@@ -228,9 +235,9 @@ export function writeCard(c: CardInput): ReportFile {
     '  Which scales are polarities: the embedding of "positive" minus that of "negative". A score question whose lowest',
     '  and highest levels differ along the second (very negative ... very positive) gets weight',
     `  sigmoid((|cosine| - ${c.calibration.polarity.center}) / ${c.calibration.polarity.width}) on an answer read from the state's place on the first alone:`,
-    `  logit_j = ${c.calibration.polarity.gamma} u_j z ${signed(c.calibration.polarity.delta ?? 0)} u_j^2 (u_j the level in [-1, 1], z the standardized place), shrunk by alpha ${c.calibration.polarity.alpha}`,
-    '  toward uniform; fitted on the sets with such a scale (the largest gain on the set it helps least, the gentlest',
-    '  such setting), each set left out in turn. The sets differ in what the direction cannot see (airline_sentiment',
+    `  logit_j = ${c.calibration.polarity.gamma} u_j s(z) ${signed(c.calibration.polarity.delta ?? 0)} u_j^2 (u_j the level in [-1, 1], z the standardized place, ${saturationText(c.calibration.polarity.saturation)}),`,
+    `  shrunk by alpha ${c.calibration.polarity.alpha} toward uniform; fitted on the sets with such a scale (the largest gain on the set it helps least, the`,
+    '  gentlest such setting), each set left out in turn. The sets differ in what the direction cannot see (airline_sentiment',
     '  is 62% negative, tweeteval_sentiment mostly neutral), so one setting calibrates them unevenly (per-set ECE below).',
     '  Other scales (stars, truth, readability, relatedness) run across the second direction (|cosine| < 0.13)',
     '  and keep the unseen answer.',

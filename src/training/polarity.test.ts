@@ -45,6 +45,23 @@ describe('polarity answer', () => {
     assert.ok((neutral[1] ?? 0) > (neutral[0] ?? 0) && (neutral[1] ?? 0) > (neutral[2] ?? 0), `${neutral}`);
   });
 
+  it('levels off where a state said more strongly is no surer of its end', () => {
+    // past |state| 0.5 a row is at the state's end three times in four, however far out it lies
+    const levelled = (task: string) =>
+      Array.from({ length: 400 }, (_, i): PolarityItem => {
+        const u = ((i * 2654435761) >>> 0) / 2 ** 32;
+        const state = (u - 0.5) * 8;
+        const end = state > 0 ? 2 : 0;
+        return { task, k: 3, scale: 0.9, state, target: Math.abs(state) < 0.5 || i % 4 === 0 ? 1 : end };
+      });
+    const p = fitPolarityParams([...levelled('a'), ...levelled('b')]);
+    assert.ok(p.saturation !== undefined, JSON.stringify(p));
+    const c = { ...POLARITY_WEIGHT, ...p };
+    const far = polarityAnswer(4, 1, 3, c)[2] ?? 0;
+    const near = polarityAnswer(1.5, 1, 3, c)[2] ?? 0;
+    assert.ok(far - near < 0.1 && far < 0.85, `${near} ${far}`);
+  });
+
   it('leaves out sets whose scale runs across the axis', () => {
     const { heldOut } = fitPolarity([...set('a', 50, 3, 1), ...set('b', 50, 3, 1), ...set('stars', 50, 5, 1, 0.05)]);
     assert.equal(heldOut.size, 100);

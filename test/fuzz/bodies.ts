@@ -331,7 +331,7 @@ function teachWrite(
 function teachRead(rng: Rng): FuzzRequest {
   const id = encodeURIComponent(
     pick(rng, [
-      'ft:brier-lite-3.6.0:000000000000',
+      'ft:brier-lite-3.7.0:000000000000',
       'job_nope',
       nasty(rng).slice(0, 300),
       '..',

@@ -29,9 +29,10 @@ export interface Familiarity {
 /**
  * The polarity answer of score questions whose scale runs along the polarity axis (features.ts
  * `polarityOf`): weight sigmoid((|scale| - center) / width) on an answer read from the state's place
- * on the axis alone, logit_j = gamma * u_j * state * sign(scale) + delta * u_j^2 (u_j the level's
+ * on the axis alone, logit_j = gamma * u_j * s(state) * sign(scale) + delta * u_j^2 (u_j the level's
  * position in [-1, 1]; delta < 0 favours the middle levels), shrunk by alpha toward uniform; the rest
- * on the usual answer.
+ * on the usual answer. s(z) = saturation * tanh(z / saturation): past about one saturation from the
+ * mean state, a state said more strongly is not read as more evidence.
  */
 export interface PolarityCalibration {
   center: number;
@@ -40,6 +41,8 @@ export interface PolarityCalibration {
   /** Absent (brier-lite 3.5): 0. */
   delta?: number;
   alpha: number;
+  /** Absent (brier-lite 3.6 and earlier): s(z) = z. */
+  saturation?: number;
 }
 
 export interface FamilyCalibration {

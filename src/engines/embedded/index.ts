@@ -23,7 +23,7 @@ import { createEncoderPool, type TextEncoder512 } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-3.6.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-3.7.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**

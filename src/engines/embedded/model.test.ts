@@ -105,7 +105,7 @@ describe('artifacts of brier-lite 3.5 (one polarity direction, no level-shape te
   it("load, with the states' direction standing for the levels' and a linear polarity answer", () => {
     const { weights, calibration } = readArtifactFiles(DEFAULT_MODEL_DIR);
     const { levels: _levels, ...polarity } = weights.polarity;
-    const { delta: _delta, ...pc } = calibration.polarity;
+    const { delta: _delta, saturation: _saturation, ...pc } = calibration.polarity;
     const old = parseModel({ ...weights, polarity }, { ...calibration, polarity: pc });
     assert.deepEqual(old.polarity.levels, old.polarity.axis);
     assert.notDeepEqual(model.polarity.levels, model.polarity.axis, 'the committed model has two directions');
@@ -114,5 +114,29 @@ describe('artifacts of brier-lite 3.5 (one polarity direction, no level-shape te
     const e = [Math.exp(-1), 1, Math.exp(1)];
     const sum = e.reduce((a, b) => a + b);
     for (const [i, v] of p.entries()) assert.ok(Math.abs(v - (e[i] ?? 0) / sum) < 1e-12, `${p}`);
+  });
+});
+
+describe('artifacts of brier-lite 3.6 (no saturation)', () => {
+  const { weights, calibration } = readArtifactFiles(DEFAULT_MODEL_DIR);
+  const { saturation, ...linear } = calibration.polarity;
+
+  it("load and read the state's place linearly, where the committed model levels off", () => {
+    assert.ok(saturation !== undefined && saturation > 0, 'the committed model saturates');
+    const old = parseModel(weights, { ...calibration, polarity: linear });
+    /** How much surer of the lowest of five levels a state twice as far down makes the answer. */
+    const surer = (c: typeof linear) =>
+      (polarityAnswer(-2 * saturation, 1, 5, c)[0] ?? 0) - (polarityAnswer(-saturation, 1, 5, c)[0] ?? 0);
+    const linearGain = surer(old.calibration.polarity);
+    const saturatedGain = surer(model.calibration.polarity);
+    assert.ok(saturatedGain > 0 && saturatedGain < linearGain / 2, `${saturatedGain} vs ${linearGain}`);
+  });
+
+  it('refuse a saturation that is not a positive number', () => {
+    for (const bad of [0, -1, Number.NaN])
+      assert.throws(
+        () => parseModel(weights, { ...calibration, polarity: { ...linear, saturation: bad } }),
+        /polarity malformed/,
+      );
   });
 });

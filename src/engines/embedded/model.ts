@@ -60,6 +60,7 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
       pol &&
       [pol.center, pol.gamma, pol.delta ?? 0].every(Number.isFinite) &&
       pol.width > 0 &&
+      (pol.saturation === undefined || (Number.isFinite(pol.saturation) && pol.saturation > 0)) &&
       pol.alpha >= 0 &&
       pol.alpha <= 1
     )
@@ -182,9 +183,10 @@ export function polarityWeight(scale: number, c: PolarityCalibration): number {
 
 /** The answer read from the state's place on the polarity axis alone (artifacts.ts `PolarityCalibration`). */
 export function polarityAnswer(state: number, sign: number, k: number, c: PolarityCalibration): number[] {
+  const z = c.saturation === undefined ? state : c.saturation * Math.tanh(state / c.saturation);
   const logits = Array.from({ length: k }, (_, j) => {
     const u = levelPosition(j, k);
-    return c.gamma * u * state * sign + (c.delta ?? 0) * u * u;
+    return c.gamma * u * z * sign + (c.delta ?? 0) * u * u;
   });
   return calibrate(logits, { temperature: 1, alpha: c.alpha });
 }
