@@ -36,7 +36,7 @@ const GAMMAS = [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 1, 1.25, 1.5, 2,
 const DELTAS = [-1.5, -1, -0.75, -0.5, -0.25, 0, 0.25, 0.5] as const;
 const ALPHAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] as const;
 /** undefined: the state's place read linearly (brier-lite 3.6). */
-export const SATURATIONS = [undefined, 4, 3, 2, 1.5, 1, 0.75] as const;
+const SATURATIONS = [undefined, 4, 3, 2, 1.5, 1, 0.75] as const;
 const UNIFORM: Params = { gamma: 0, delta: 0, alpha: 1 };
 
 function answer(it: PolarityItem, p: Params): number[] {
@@ -75,17 +75,18 @@ function worstGains(items: readonly PolarityItem[], p: Omit<Params, 'alpha'>): n
 
 /** The fit described above; the uniform answer when no setting helps every task. */
 export function fitPolarityParams(items: readonly PolarityItem[]): Params {
-  const scored = SATURATIONS.flatMap((saturation) =>
-    GAMMAS.flatMap((gamma) =>
+  const scored = SATURATIONS.flatMap((saturation) => {
+    const read = saturation === undefined ? {} : { saturation };
+    return GAMMAS.flatMap((gamma) =>
       DELTAS.flatMap((delta) => {
-        const gains = worstGains(items, { gamma, delta, ...(saturation === undefined ? {} : { saturation }) });
+        const gains = worstGains(items, { gamma, delta, ...read });
         return ALPHAS.map((alpha, i) => ({
-          p: { gamma, delta, alpha, ...(saturation === undefined ? {} : { saturation }) },
+          p: { gamma, delta, alpha, ...read },
           gain: gains[i] ?? Number.NEGATIVE_INFINITY,
         }));
       }),
-    ),
-  );
+    );
+  });
   const best = Math.max(...scored.map((s) => s.gain));
   if (!(best > 0)) return UNIFORM;
   // the gentlest of the best: the smallest gamma, then the smallest |delta|, then the most shrink,
