@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapters/adapter.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
-import { createEncoderPool, type TextEncoder512 } from '../../src/engines/embedded/pool.ts';
+import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
 import { labelStatesOf } from '../../src/jobs/runner.ts';
 import { mulberry32 } from '../../src/lib/seeded.ts';
@@ -78,7 +78,7 @@ const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
-function cachedEncoder(inner: TextEncoder512): TextEncoder512 & { hits: () => number } {
+function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number } {
   const store = openDiskStore(undefined, true);
   let hits = 0;
   return {

@@ -1,4 +1,4 @@
-/** Embeddings cached on disk under .cache/brier-lite (git-ignored): texts.jsonl + vectors.f32, same order. */
+/** Embeddings cached on disk under .cache/brier-lite (git-ignored): texts.jsonl + vectors.f32 (dim floats each), same order. */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENCODER_WINDOW } from '../engines/embedded/embedder.ts';
@@ -12,7 +12,11 @@ export interface DiskStore {
   size(): number;
 }
 
-export function openDiskStore(name = `embeddings-w${ENCODER_WINDOW}`, readOnly = false): DiskStore {
+export function openDiskStore(
+  name = `embeddings-w${ENCODER_WINDOW}`,
+  readOnly = false,
+  dim: number = EMBEDDING_DIM,
+): DiskStore {
   const dir = join(REPO_ROOT, '.cache', 'brier-lite');
   mkdirSync(dir, { recursive: true });
   const textsPath = join(dir, `${name}.texts.jsonl`);
@@ -22,13 +26,12 @@ export function openDiskStore(name = `embeddings-w${ENCODER_WINDOW}`, readOnly =
     const texts = readFileSync(textsPath, 'utf8').split('\n').filter(Boolean);
     const buf = readFileSync(vecPath);
     const all = new Float32Array(buf.buffer, buf.byteOffset, Math.floor(buf.byteLength / 4));
-    const n = Math.min(texts.length, Math.floor(all.length / EMBEDDING_DIM));
-    for (let i = 0; i < n; i++)
-      map.set(JSON.parse(texts[i] ?? '""') as string, all.slice(i * EMBEDDING_DIM, (i + 1) * EMBEDDING_DIM));
-    if (!readOnly && (n !== texts.length || n * EMBEDDING_DIM !== all.length)) {
+    const n = Math.min(texts.length, Math.floor(all.length / dim));
+    for (let i = 0; i < n; i++) map.set(JSON.parse(texts[i] ?? '""') as string, all.slice(i * dim, (i + 1) * dim));
+    if (!readOnly && (n !== texts.length || n * dim !== all.length)) {
       // an interrupted flush: keep the first n consistent entries
       writeFileSync(textsPath, n > 0 ? `${texts.slice(0, n).join('\n')}\n` : '');
-      writeFileSync(vecPath, new Uint8Array(all.slice(0, n * EMBEDDING_DIM).buffer));
+      writeFileSync(vecPath, new Uint8Array(all.slice(0, n * dim).buffer));
     }
   }
   let pendingTexts: string[] = [];
@@ -43,9 +46,9 @@ export function openDiskStore(name = `embeddings-w${ENCODER_WINDOW}`, readOnly =
     },
     flush() {
       if (pendingTexts.length === 0) return;
-      const buf = new Float32Array(pendingVecs.length * EMBEDDING_DIM);
+      const buf = new Float32Array(pendingVecs.length * dim);
       pendingVecs.forEach((v, i) => {
-        buf.set(v, i * EMBEDDING_DIM);
+        buf.set(v, i * dim);
       });
       // vectors first: a crash between the two writes leaves extra vectors, never missing ones
       appendFileSync(vecPath, new Uint8Array(buf.buffer));

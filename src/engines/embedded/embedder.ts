@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { EngineMetrics } from '../engine.ts';
-import { EMBEDDING_DIM, type TextEncoder512 } from './pool.ts';
+import { EMBEDDING_DIM, type TextEncoder } from './pool.ts';
 import { chunkText, type EncoderTokenizer } from './tokenizer.ts';
 
 /**
@@ -20,7 +20,7 @@ export interface Embedder {
 }
 
 export interface EmbedderOptions {
-  encoder: TextEncoder512;
+  encoder: TextEncoder;
   tokenizer: EncoderTokenizer;
   /** Entries in the short-lived cache (0 disables it). Default 20,000 (~40 MiB). */
   cacheEntries?: number;
@@ -55,6 +55,7 @@ export function normalize(v: Float32Array): Float32Array {
  */
 export function createEmbedder(options: EmbedderOptions): Embedder {
   const window = options.window ?? ENCODER_WINDOW;
+  const dim = options.encoder.dim ?? EMBEDDING_DIM;
   const entries = options.cacheEntries ?? 20_000;
   const cache =
     entries > 0 ? new LRUCache<string, Float32Array>({ max: entries, ttl: options.cacheTtlMs ?? 600_000 }) : null;
@@ -78,11 +79,11 @@ export function createEmbedder(options: EmbedderOptions): Embedder {
     options.metrics?.()?.batch('embedded', 'texts', pieces.length);
     const vectors = await options.encoder.embed(pieces);
     plan.forEach(({ text, from, weights }, k) => {
-      const v = new Float32Array(EMBEDDING_DIM);
+      const v = new Float32Array(dim);
       weights.forEach((w, j) => {
         const piece = vectors[from + j];
         if (!piece) return;
-        for (let d = 0; d < EMBEDDING_DIM; d++) v[d] = (v[d] ?? 0) + w * (piece[d] ?? 0);
+        for (let d = 0; d < dim; d++) v[d] = (v[d] ?? 0) + w * (piece[d] ?? 0);
       });
       normalize(v);
       cache?.set(text, v);

@@ -4,11 +4,11 @@ import { hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
-import type { TextEncoder512 } from './pool.ts';
+import type { TextEncoder } from './pool.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
 /** A deterministic stand-in for USE-lite: a seeded unit vector per text; counts what it encodes. */
-function fakeEncoder(): TextEncoder512 & { calls: string[][] } {
+function fakeEncoder(): TextEncoder & { calls: string[][] } {
   const calls: string[][] = [];
   return {
     calls,
@@ -228,7 +228,7 @@ describe('embedder micro-batching', () => {
 
   it('rejects every waiting call when the encoder fails, and encodes again afterwards', async () => {
     let fail = true;
-    const encoder: TextEncoder512 = {
+    const encoder: TextEncoder = {
       async embed(texts) {
         if (fail) throw new Error('encoder down');
         return texts.map(seededUnitVectorFromText);

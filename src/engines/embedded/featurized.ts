@@ -13,14 +13,14 @@ import { readArtifactFiles } from './artifacts.ts';
 import { createEmbedder, type Embedder, ENCODER_WINDOW } from './embedder.ts';
 import { ZERO_VECTOR } from './features.ts';
 import { createEmbeddedEngine, DEFAULT_MODEL_DIR, EMBEDDED_LIMITS, type EmbeddedEngineOptions } from './index.ts';
-import { createEncoderPool, EMBEDDING_DIM, type TextEncoder512 } from './pool.ts';
+import { createEncoderPool, EMBEDDING_DIM, type TextEncoder } from './pool.ts';
 import { questionTexts, requestTexts } from './texts.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
 const MAX_STATE_CHARS = EMBEDDED_LIMITS.inputTokens * MAX_CHARS_PER_TOKEN;
 
 /** An encoder that remembers its last outputs for a short while (texts are window-sized pieces). */
-export function rememberingEncoder(inner: TextEncoder512, entries = 4096, ttlMs = 60_000): TextEncoder512 {
+export function rememberingEncoder(inner: TextEncoder, entries = 4096, ttlMs = 60_000): TextEncoder {
   const recent = new LRUCache<string, Float32Array>({ max: entries, ttl: ttlMs });
   return {
     async embed(texts) {
@@ -41,8 +41,8 @@ export function rememberingEncoder(inner: TextEncoder512, entries = 4096, ttlMs 
 export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
   const modelDir = options.modelDir ?? DEFAULT_MODEL_DIR;
   // The pool starts with the first encoding (the engine's load), as the engine's own would.
-  let pool: TextEncoder512 | null = null;
-  const lazy: TextEncoder512 = {
+  let pool: TextEncoder | null = null;
+  const lazy: TextEncoder = {
     embed(texts) {
       pool ??= options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
       return pool.embed(texts);

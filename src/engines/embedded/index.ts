@@ -19,7 +19,7 @@ import type { DecisionRequest } from '../request.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
 import { loadModel, type Model, predict } from './model.ts';
-import { createEncoderPool, type TextEncoder512 } from './pool.ts';
+import { createEncoderPool, type TextEncoder } from './pool.ts';
 import { requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
@@ -56,7 +56,7 @@ export interface EmbeddedEngineOptions {
   cacheEntries?: number;
   cacheTtlMs?: number;
   /** A ready encoder to use instead of the worker pool (tests). Closed by close() only if created here. */
-  encoder?: TextEncoder512;
+  encoder?: TextEncoder;
   /** Cache and batch metrics (optional; attachMetrics sets it later too). */
   metrics?: EngineMetrics;
   /**
@@ -78,7 +78,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   };
   let model: Model | null = null;
   let tokenizer: EncoderTokenizer | null = null;
-  let encoder: TextEncoder512 | null = null;
+  let encoder: TextEncoder | null = null;
   let embedder: Embedder | null = null;
   let loading: Promise<void> | null = null;
   /** True once the encoder has answered its warm-up call (model, workers and WASM all loaded). */

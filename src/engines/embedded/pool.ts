@@ -2,8 +2,12 @@ import { Worker } from 'node:worker_threads';
 
 export const EMBEDDING_DIM = 512;
 
-/** Turns texts into unit-length 512-d vectors. Implemented by the worker pool (and by fakes in tests). */
-export interface TextEncoder512 {
+/**
+ * Turns texts into unit vectors of `dim` (default EMBEDDING_DIM, USE-lite's 512). Implemented by the
+ * USE-lite worker pool, by MiniLM (minilm.ts) and by fakes in tests.
+ */
+export interface TextEncoder {
+  readonly dim?: number;
   embed(texts: string[]): Promise<Float32Array[]>;
   close(): Promise<void>;
 }
@@ -29,7 +33,7 @@ interface Slot {
  * A pool of USE-lite encoders in worker threads. One `embed` call is split across the workers
  * (longest texts first, each to the least-loaded worker), so one request uses every core.
  */
-export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder512 {
+export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder {
   const threads = Math.max(1, Math.min(8, options.threads ?? 2));
   let nextId = 1;
   let closed = false;
