@@ -21,7 +21,7 @@ export interface Embedder {
 
 export interface EmbedderOptions {
   encoder: TextEncoder;
-  tokenizer: EncoderTokenizer;
+  tokenizer: Pick<EncoderTokenizer, 'count'>;
   /** Entries in the short-lived cache (0 disables it). Default 20,000 (~40 MiB). */
   cacheEntries?: number;
   /** How long a cached embedding lives, ms. Default 10 minutes. */

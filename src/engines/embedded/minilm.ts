@@ -34,7 +34,7 @@ export const MINILM_DIR = resolve(
 
 export interface MiniLm {
   encoder: TextEncoder;
-  tokenizer: EncoderTokenizer;
+  tokenizer: Pick<EncoderTokenizer, 'count'>;
 }
 
 export interface MiniLmOptions {
