@@ -1,0 +1,314 @@
+/**
+ * How a question reads, from its own words only (instructions, option labels and descriptions, level
+ * texts; never the state): which family of question it is, whether a yes/no question is negated (and
+ * its plain wording), and which way a polarity question points. brier-lite answers each family with
+ * the signal measured to carry information for it (model.ts `predict`), and a negated yes/no question
+ * as the complement of its plain wording: a sentence encoder gives "Is this X?" and "Is this not X?"
+ * nearly the same vector, so negation is handled in language, not by the encoder.
+ *
+ * Written by hand, tested on paired wordings (reading.test.ts); not fitted on any labelled set.
+ */
+import type { DecisionQuestion } from '../request.ts';
+
+/**
+ * - topic: what the text is about, asks for, or is (topics, intents, categories, kinds of text).
+ * - polarity: sentiment, satisfaction, anger, praise or complaint, positive/negative scales.
+ * - spam: spam, scams, phishing, unsolicited advertising.
+ * - pair: the relation of two texts (paraphrase, implication, relatedness), in a two-part state or a
+ *   statement quoted in the question.
+ * - other: what the encoders measurably cannot read from the text (toxicity, irony, truthfulness,
+ *   plausibility, ...) or a question with no words to read.
+ */
+export type QuestionFamily = 'topic' | 'polarity' | 'spam' | 'pair' | 'other';
+
+export interface QuestionReading {
+  family: QuestionFamily;
+  /** noul: the wording is negated (an odd number of negations), so the answer is 1 - P(yes | plain). */
+  negated: boolean;
+  /** noul: the instructions with their negations taken out (equal to them when not negated). */
+  plain: string | null;
+  /**
+   * polarity: +1 where yes (noul) or a higher level (score) means the positive side, -1 where it
+   * means the negative side ("Is the customer angry?", "How frustrated ..."); 0 otherwise.
+   */
+  direction: number;
+  /** choice: each option's side (+1, -1, 0 for neutral) where every option names a side; else null. */
+  optionSides: number[] | null;
+}
+
+/** Words that ask for the positive side, and words that ask for the negative side (whole words; `*`: a stem). */
+export const POSITIVE_WORDS = [
+  'positive',
+  'favorable',
+  'favourable',
+  'happy',
+  'satisfied',
+  'satisfaction',
+  'pleased',
+  'prais*',
+  'compliment*',
+  'like it',
+  'likes',
+  'love',
+  'loves',
+  'enjoy*',
+  'recommend*',
+  'approve',
+  'approves',
+  'approval',
+  'grateful',
+  'thankful',
+  'gratitude',
+  'delighted',
+  'glad',
+  'calm',
+  'good',
+  'great',
+  'excellent',
+  'optimistic',
+  'enthusiastic',
+  'polite',
+  'friendly',
+  'joy',
+  'content with',
+] as const;
+
+export const NEGATIVE_WORDS = [
+  'negative',
+  'unfavorable',
+  'unfavourable',
+  'unhappy',
+  'dissatisfied',
+  'unsatisfied',
+  'dissatisfaction',
+  'displeased',
+  'angry',
+  'anger',
+  'upset',
+  'annoyed',
+  'annoyance',
+  'frustrated',
+  'frustration',
+  'irritated',
+  'furious',
+  'mad at',
+  'complain*',
+  'criticiz*',
+  'criticis*',
+  'dislike*',
+  'disappointed',
+  'disappointment',
+  'sad',
+  'rude',
+  'hostile',
+  'bad',
+  'poor',
+  'terrible',
+  'awful',
+  'worst',
+  'unpleasant',
+  'pessimistic',
+  'disapprove',
+] as const;
+
+/** Words that name a polarity without a side: a score over them runs negative -> positive. */
+const POLARITY_NEUTRAL_WORDS = ['sentiment', 'tone', 'mood', 'attitude', 'star', 'stars', 'rating', 'rate'] as const;
+
+const SPAM_WORDS = ['spam*', 'scam*', 'phishing', 'junk', 'fraud*', 'unsolicited', 'advertis*', 'promotional'];
+
+/**
+ * What the encoders measurably cannot read from a text by similarity (brier-lite 3.7's measurements
+ * and issue 31's: hate, irony, truthfulness, passage questions near chance). Such questions abstain.
+ */
+const OTHER_WORDS = [
+  'hate',
+  'hateful',
+  'hatred',
+  'offensive',
+  'toxic',
+  'abusive',
+  'insult*',
+  'profan*',
+  'obscen*',
+  'vulgar*',
+  'slur*',
+  'harass*',
+  'irony',
+  'ironic*',
+  'sarcas*',
+  'true',
+  'truth*',
+  'false',
+  'fact-check*',
+  'accurate',
+  'correct',
+  'lie',
+  'lies',
+  'lying',
+  'plausib*',
+  'continuation',
+  'ending',
+  'grammatical*',
+  'reading level',
+  'difficult',
+  'complex',
+  'formal',
+] as const;
+
+/** Words that make a question about the relation of two texts. */
+const PAIR_WORDS = [
+  'paraphras*',
+  'same thing',
+  'same meaning',
+  'mean the same',
+  'equivalent',
+  'imply',
+  'implies',
+  'entail*',
+  'follow from',
+  'contradict*',
+  'relate*',
+  'relatedness',
+  'similar*',
+  'consistent with',
+  'support the',
+  'agree with',
+] as const;
+
+/**
+ * Negations whose removal gives the plain wording: contractions lose their "n't" (isn't -> is,
+ * doesn't -> does, won't -> will, can't -> can), "not", "never" and "no longer" go, "fail(s|ed) to"
+ * goes, "without" becomes "with", "lack(s)" becomes "have/has", "no" after there / has / contains /
+ * mentions / with goes. "or not", "whether or not" and "not only" are not negations.
+ */
+const NEGATIONS: readonly { pattern: RegExp; plain: (match: string, ...groups: string[]) => string }[] = [
+  { pattern: /\b(won)'?t\b/gi, plain: (m) => keepCase(m, 'will') },
+  { pattern: /\b(can)'?t\b/gi, plain: (m) => keepCase(m, 'can') },
+  { pattern: /\bcannot\b/gi, plain: (m) => keepCase(m, 'can') },
+  {
+    pattern: /\b(is|are|was|were|does|do|did|has|have|had|should|would|could|must|need)n'?t\b/gi,
+    plain: (_m, verb) => verb ?? '',
+  },
+  { pattern: /\b(not|never|no longer)\s+/gi, plain: () => '' },
+  { pattern: /\b(fail(?:s|ed)?|failing)\s+to\s+/gi, plain: () => '' },
+  { pattern: /\bwithout\b/gi, plain: (m) => keepCase(m, 'with') },
+  { pattern: /\blacks\b/gi, plain: (m) => keepCase(m, 'has') },
+  { pattern: /\black\b/gi, plain: (m) => keepCase(m, 'have') },
+  { pattern: /\b(there|has|have|contains?|mentions?|with)\s+no\b/gi, plain: (_m, head) => head ?? '' },
+];
+
+/** Phrases that contain a negation word but negate nothing. */
+const NOT_NEGATIONS = /\b(or not|whether or not|not only|if not|no matter|not sure)\b/gi;
+
+function keepCase(original: string, replacement: string): string {
+  return original[0] && original[0] === original[0].toUpperCase()
+    ? `${replacement[0]?.toUpperCase() ?? ''}${replacement.slice(1)}`
+    : replacement;
+}
+
+/** Text in quotes (a statement the question is about) is read as quoted, never as the question's own words. */
+const QUOTED = /["“][^"”]*["”]/g;
+
+/**
+ * The plain wording of a yes/no question and whether it was negated (an odd number of negations).
+ * Only the question's own words count: negations inside a quoted statement, and "or not", do not.
+ */
+export function plainWording(text: string): { plain: string; negated: boolean } {
+  const quotes: string[] = [];
+  let work = text.replace(QUOTED, (q) => {
+    quotes.push(q);
+    return `\u0000${quotes.length - 1}\u0000`;
+  });
+  const guards: string[] = [];
+  work = work.replace(NOT_NEGATIONS, (g) => {
+    guards.push(g);
+    return `\u0001${guards.length - 1}\u0001`;
+  });
+  let count = 0;
+  for (const { pattern, plain } of NEGATIONS) {
+    work = work.replace(pattern, (match: string, ...rest: unknown[]) => {
+      count++;
+      const groups = rest.filter((r): r is string => typeof r === 'string');
+      return plain(match, ...groups);
+    });
+  }
+  work = work
+    .replace(/\u0001(\d+)\u0001/g, (_m, i: string) => guards[Number(i)] ?? '')
+    .replace(/\u0000(\d+)\u0000/g, (_m, i: string) => quotes[Number(i)] ?? '')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  return { plain: count > 0 ? work : text, negated: count % 2 === 1 };
+}
+
+/** A word list compiled once: whole words, or word beginnings where the entry ends in `*`. */
+function lexicon(words: readonly string[]): RegExp {
+  const parts = words.map((w) => {
+    const stem = w.endsWith('*');
+    const body = (stem ? w.slice(0, -1) : w).replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+    return stem ? body : `${body}\\b`;
+  });
+  return new RegExp(`\\b(?:${parts.join('|')})`, 'i');
+}
+
+const POSITIVE = lexicon(POSITIVE_WORDS);
+const NEGATIVE = lexicon(NEGATIVE_WORDS);
+const POLARITY_NEUTRAL = lexicon(POLARITY_NEUTRAL_WORDS);
+const SPAM = lexicon(SPAM_WORDS);
+const OTHER = lexicon(OTHER_WORDS);
+const PAIR = lexicon(PAIR_WORDS);
+const MIDDLE = /\b(neutral|mixed|neither)\b/i;
+
+/** +1 / -1 for the side a phrase names, 0 when it names none or both. */
+export function sideOf(text: string): number {
+  return (POSITIVE.test(text) ? 1 : 0) - (NEGATIVE.test(text) ? 1 : 0);
+}
+
+/** Whether a text names a polarity at all (a side, or a polarity word without one). */
+function namesPolarity(text: string): boolean {
+  return sideOf(text) !== 0 || POLARITY_NEUTRAL.test(text);
+}
+
+/**
+ * Reads a question. `pairState`: the state is made of two labelled parts, or the question quotes a
+ * statement (texts.ts detects both).
+ */
+export function readQuestion(question: DecisionQuestion, pairState: boolean): QuestionReading {
+  const instructions = question.instructions?.trim() ?? '';
+  const negation = question.type === 'noul' ? plainWording(instructions) : { plain: instructions, negated: false };
+  const plainText = negation.plain;
+  // the quoted statement is the content of a pair question, not its wording
+  const own = plainText.replace(QUOTED, ' ');
+  const optionText = question.type === 'noul' ? (question.options[1]?.description ?? '') : '';
+  const words = `${own} ${optionText}`.toLowerCase();
+  const base = { negated: negation.negated, plain: question.type === 'noul' ? plainText || null : null };
+  const none: QuestionReading = { family: 'other', direction: 0, optionSides: null, ...base };
+  if (!instructions && question.type === 'noul') return none;
+
+  if (pairState && PAIR.test(words)) return { ...none, family: 'pair' };
+  if (SPAM.test(words)) return { ...none, family: 'spam' };
+  if (OTHER.test(words) && !namesPolarity(words)) return none;
+
+  if (question.type === 'noul') {
+    const side = sideOf(words);
+    if (side !== 0) return { ...none, family: 'polarity', direction: side };
+    return { ...none, family: words.trim() ? 'topic' : 'other' };
+  }
+  if (question.type === 'score') {
+    const lo = question.options[0]?.description ?? '';
+    const hi = question.options.at(-1)?.description ?? '';
+    const levelSide = sideOf(hi) - sideOf(lo);
+    if (levelSide !== 0) return { ...none, family: 'polarity', direction: Math.sign(levelSide) };
+    if (namesPolarity(words)) {
+      const side = sideOf(words);
+      return { ...none, family: 'polarity', direction: side === 0 ? 1 : side };
+    }
+    return none;
+  }
+  // choice: a polarity when every option names a side (or neutral) and both sides occur
+  const texts = question.options.map((o) => `${o.label} ${o.description ?? ''}`.replace(/_/g, ' '));
+  const sides = texts.map((t) => (MIDDLE.test(t) ? 0 : sideOf(t)));
+  const named = texts.every((t, i) => sides[i] !== 0 || MIDDLE.test(t));
+  if (named && sides.includes(1) && sides.includes(-1)) return { ...none, family: 'polarity', optionSides: sides };
+  if (OTHER.test(words)) return none;
+  return { ...none, family: 'topic' };
+}
