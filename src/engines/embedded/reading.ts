@@ -217,12 +217,12 @@ export function plainWording(text: string): { plain: string; negated: boolean } 
   const quotes: string[] = [];
   let work = text.replace(QUOTED, (q) => {
     quotes.push(q);
-    return `\u0000${quotes.length - 1}\u0000`;
+    return `\uE000${quotes.length - 1}\uE000`;
   });
   const guards: string[] = [];
   work = work.replace(NOT_NEGATIONS, (g) => {
     guards.push(g);
-    return `\u0001${guards.length - 1}\u0001`;
+    return `\uE001${guards.length - 1}\uE001`;
   });
   let count = 0;
   for (const { pattern, plain } of NEGATIONS) {
@@ -233,8 +233,8 @@ export function plainWording(text: string): { plain: string; negated: boolean } 
     });
   }
   work = work
-    .replace(/\u0001(\d+)\u0001/g, (_m, i: string) => guards[Number(i)] ?? '')
-    .replace(/\u0000(\d+)\u0000/g, (_m, i: string) => quotes[Number(i)] ?? '')
+    .replace(/\uE001(\d+)\uE001/g, (_m, i: string) => guards[Number(i)] ?? '')
+    .replace(/\uE000(\d+)\uE000/g, (_m, i: string) => quotes[Number(i)] ?? '')
     .replace(/ {2,}/g, ' ')
     .trim();
   return { plain: count > 0 ? work : text, negated: count % 2 === 1 };
