@@ -47,7 +47,9 @@ function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv
 const python = spawnSync('python3', ['-c', 'import sys, venv; print(sys.version.split()[0])'], { encoding: 'utf8' });
 if (python.error) skip('python3 is not installed (jevcompat is a Python package); npm test covers the same checks');
 if (python.status !== 0) {
-  skip(`python3 cannot create a virtual environment (install python3-venv): ${python.stderr.trim().split('\n').at(-1)}`);
+  skip(
+    `python3 cannot create a virtual environment (install python3-venv): ${python.stderr.trim().split('\n').at(-1)}`,
+  );
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-jevcompat-'));
@@ -70,9 +72,13 @@ try {
   console.log(`# Brier on ${server.url} (embedded engine, temp SQLite, one key)`);
 
   const report = values.json ? path.resolve(values.json) : path.join(tmp, 'report.json');
-  const status = await run(path.join(venv, 'bin', 'jevcompat'), ['test', server.url, '--key-env', 'BRIER_KEY', '--json', report], {
-    env: { ...process.env, BRIER_KEY: key, NO_COLOR: '1' },
-  });
+  const status = await run(
+    path.join(venv, 'bin', 'jevcompat'),
+    ['test', server.url, '--key-env', 'BRIER_KEY', '--json', report],
+    {
+      env: { ...process.env, BRIER_KEY: key, NO_COLOR: '1' },
+    },
+  );
   const summary = readSummary(report);
   console.log(`\njevcompat ${version}: ${summary.line} (exit ${status})`);
   process.exitCode = summary.clean && status === 0 ? 0 : 1;

@@ -36,7 +36,7 @@ describe('paraphrase suite', () => {
       choice: labels[0] ?? '',
       confidence: 0,
       probabilities: Object.fromEntries(labels.map((l, i) => [l, ps[i] ?? 0])),
-      abstained: ps.every((p) => Math.abs(p - 1 / labels.length) <= 0.02),
+      x_abstained: ps.every((p) => Math.abs(p - 1 / labels.length) <= 0.02),
     });
     const third = 1 / 3;
     const r = scoreGroup({ ...group, expected: labels[0] ?? '' }, [

@@ -60,7 +60,7 @@ export interface GroupResult {
   wordings: number;
   /** Mean probability given to the expected option. */
   expectedProbability: number;
-  /** Wordings whose answer says it abstained (Brier's `abstained` extension). */
+  /** Wordings whose answer says it abstained (Brier's `x_abstained` extension). */
   abstained: number;
 }
 
@@ -81,7 +81,7 @@ export function scoreGroup(group: Group, answers: WireAnswer[]): GroupResult {
     const winners = entries.filter(([, p]) => p === top).map(([k]) => k);
     if (winners.length === 1 && winners[0] === group.expected) correct++;
     expectedProbability += (d[group.expected] ?? 0) / dists.length;
-    if (answers[i]?.abstained) abstained++;
+    if (answers[i]?.x_abstained) abstained++;
   }
   return {
     id: group.id,

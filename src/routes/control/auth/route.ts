@@ -4,7 +4,7 @@ import type { Api } from '../../../http/api.ts';
 import { errorResponse } from '../../../http/errors.ts';
 import { bodyGuard } from '../../../http/middleware/body-guard.ts';
 import { type AuthRateRule, authRateLimit, type LimiterFactory } from '../../../http/middleware/rate-limit.ts';
-import { type ErrorCode, fail } from '../../../lib/errors.ts';
+import { type ErrorCode, fail, invalidField } from '../../../lib/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
 import { MAX_JSON_DEPTH } from '../../../systemone/protocol.ts';
 import { AUTH_FIELD_LIMITS, AUTH_PATH, registerAuthDocs } from './protocol.ts';
@@ -84,7 +84,7 @@ async function readJson(request: Request): Promise<Record<string, unknown>> {
   } catch {
     // fall through
   }
-  throw fail('INVALID_JSON', 'body is not a JSON object');
+  throw invalidField([], 'dict_type', 'must be a JSON object');
 }
 
 function withBody(request: Request, body: unknown): Request {
