@@ -27,7 +27,7 @@ describe('paraphrase suite', () => {
     }
   });
 
-  test('scores a group: the largest change of any probability, right answers with ties counted wrong, abstentions', () => {
+  test('scores a group: the largest change of any probability, right answers with ties and abstentions counted wrong', () => {
     const group = readGroups()[0];
     assert.ok(group && group.question.type === 'choice');
     const labels = Object.keys(group.question.criteria);
@@ -48,6 +48,9 @@ describe('paraphrase suite', () => {
     assert.equal(r.correct, 1);
     assert.equal(r.abstained, 1);
     assert.equal(summarize([r]).maxChange, 0.47);
+    // An abstention is never right, even where its rounded numbers (summing to 1) put the expected option first.
+    const rounded = scoreGroup({ ...group, expected: labels[0] ?? '' }, [answer([0.34, 0.33, 0.33])]);
+    assert.deepEqual([rounded.correct, rounded.abstained], [0, 1]);
   });
 
   test("the shipped model card states the suite's numbers, as the shipped model answers them", async () => {
