@@ -7,6 +7,7 @@ import { type AuthRateRule, authRateLimit, type LimiterFactory } from '../../../
 import { type ErrorCode, fail, invalidField } from '../../../lib/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
 import { MAX_JSON_DEPTH } from '../../../systemone/protocol.ts';
+import { VERIFIED_PATH } from '../../console/route.ts';
 import { AUTH_FIELD_LIMITS, AUTH_PATH, registerAuthDocs } from './protocol.ts';
 
 /** Refuses a known field that is not a string or is longer than its limit. */
@@ -152,8 +153,14 @@ export function registerAuth(api: Api, deps: AuthRouteDeps): void {
         throw fail('BAD_REQUEST', 'email: required, an email address');
       }
       checkPassword(body.password, body.email);
-      if (typeof body.name !== 'string' || body.name.trim() === '') {
-        request = withBody(request, { ...body, name: body.email.trim().split('@')[0] });
+      const name =
+        typeof body.name !== 'string' || body.name.trim() === '' ? body.email.trim().split('@')[0] : body.name;
+      request = withBody(request, { ...body, name, callbackURL: body.callbackURL ?? VERIFIED_PATH });
+    } else if (c.req.method === 'POST' && sub === '/send-verification-email') {
+      // A link asked for without a callbackURL (by the API, not the console) lands on the console too.
+      const body = await readJson(request);
+      if (body.callbackURL === undefined || body.callbackURL === null) {
+        request = withBody(request, { ...body, callbackURL: VERIFIED_PATH });
       }
     } else if (c.req.method === 'POST' && sub === '/reset-password') {
       const body = await readJson(request);
