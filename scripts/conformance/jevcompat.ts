@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type RunningServer, startServer, waitHealthy } from '../../test/server.ts';
 
-export const JEVCOMPAT_DEFAULT_VERSION = '0.1.1';
+const JEVCOMPAT_DEFAULT_VERSION = '0.1.1';
 
 const { values } = parseArgs({ options: { json: { type: 'string' } } });
 const version = process.env.JEVCOMPAT_VERSION ?? JEVCOMPAT_DEFAULT_VERSION;
@@ -44,7 +44,9 @@ function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv
   });
 }
 
-const python = spawnSync('python3', ['-c', 'import sys, venv; print(sys.version.split()[0])'], { encoding: 'utf8' });
+const python = spawnSync('python3', ['-c', 'import sys, venv, ensurepip; print(sys.version.split()[0])'], {
+  encoding: 'utf8',
+});
 if (python.error) skip('python3 is not installed (jevcompat is a Python package); npm test covers the same checks');
 if (python.status !== 0) {
   skip(
@@ -57,7 +59,7 @@ let server: RunningServer | undefined;
 try {
   const venv = path.join(tmp, 'venv');
   console.log(`# python ${python.stdout.trim()}; jevcompat ${version} into a throwaway venv (${venv})`);
-  if ((await run('python3', ['-m', 'venv', venv])) !== 0) skip('python3 -m venv failed (install python3-venv)');
+  if ((await run('python3', ['-m', 'venv', venv])) !== 0) throw new Error('python3 -m venv failed');
   const pip = await run(path.join(venv, 'bin', 'pip'), [
     'install',
     '--quiet',
