@@ -54,6 +54,10 @@ function apiError(shape: ApiErrorShape): ApiError {
   return Object.assign(new Error(shape.message), shape);
 }
 
+/** The error of a request that got no answer at all. */
+const unreachable = () =>
+  apiError({ status: 0, message: 'the server could not be reached; check your connection and try again', issues: [] });
+
 /** A 422 entry's `loc` (after "body") as a path; a parse error's character position is not a field. */
 function fieldOfLoc(loc: unknown[], type: string): string {
   if (type === 'json_invalid') return 'body';
@@ -105,11 +109,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   } catch {
-    throw apiError({
-      status: 0,
-      message: 'the server could not be reached; check your connection and try again',
-      issues: [],
-    });
+    throw unreachable();
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -175,11 +175,7 @@ export async function uploadExamples(jsonl: string): Promise<UploadResult> {
       body: jsonl,
     });
   } catch {
-    throw apiError({
-      status: 0,
-      message: 'the server could not be reached; check your connection and try again',
-      issues: [],
-    });
+    throw unreachable();
   }
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) throw apiError(readApiError(res.status, body, res.headers.get('retry-after')));
