@@ -19,6 +19,7 @@ import { registerDocs } from './routes/docs/route.ts';
 import { type HealthProbes, registerHealthz } from './routes/healthz/route.ts';
 import { registerMetrics } from './routes/metrics/route.ts';
 import { registerOpenApi } from './routes/openapi/route.ts';
+import { registerRoot } from './routes/root/route.ts';
 import { createV1App } from './routes/v1/app.ts';
 import { MAX_JSON_DEPTH } from './systemone/protocol.ts';
 import type { SystemOne } from './systemone/serve.ts';
@@ -88,6 +89,7 @@ export function buildApp(deps: AppDeps) {
   };
   const common = { guards, bodies, engine: deps.engine, systemOne: deps.systemOne, usage: deps.usage };
 
+  registerRoot(app);
   registerHealthz(app, deps.engine, deps.db, deps.health);
   if (deps.metrics) registerMetrics(app, deps.metrics);
   app.route('/v1', createV1App({ ...common, siteOrigin: deps.siteOrigin, teach: control.teach }));

@@ -64,6 +64,7 @@ const Env = z.object({
   BRIER_DB_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
   BRIER_TRUSTED_PROXIES: z.string().min(1).optional(),
   BRIER_TRAINING_JOBS: z.enum(['on', 'off']).default('on'),
+  BRIER_LEGACY_EXTENSION_FIELDS: z.enum(['on', 'off']).default('off'),
 });
 
 /** A third-party sign-in provider's client credentials. */
@@ -139,6 +140,11 @@ export interface Config {
   trustedProxies: string[];
   /** This gateway runs queued adapter training jobs in the background (one at a time, low priority). */
   trainingJobs: boolean;
+  /**
+   * Answers also carry the extensions' names before 0.2.0 (`abstained`, `answered_by`) next to
+   * `x_abstained` and `x_answered_by`: an opt-in for the deprecation period (see CHANGELOG.md).
+   */
+  legacyExtensionFields: boolean;
 }
 
 /** A worker URL: http(s):// (a Brier worker), openai+http(s):// (vLLM, SGLang, llama.cpp server) or systemone+http(s)://. */
@@ -255,5 +261,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbTimeoutMs: e.BRIER_DB_TIMEOUT_MS,
     trustedProxies,
     trainingJobs: e.BRIER_TRAINING_JOBS === 'on',
+    legacyExtensionFields: e.BRIER_LEGACY_EXTENSION_FIELDS === 'on',
   };
 }

@@ -76,6 +76,8 @@ export interface ServiceOptions {
   exampleLimits?: { perAccount: number; templatesPerAccount: number } | undefined;
   /** Run adapter training jobs in the background (BRIER_TRAINING_JOBS; default false here, on in the server). */
   trainingJobs?: boolean | undefined;
+  /** BRIER_LEGACY_EXTENSION_FIELDS: answers also carry `abstained` / `answered_by` (deprecated names). */
+  legacyExtensionFields?: boolean | undefined;
   /** Training jobs: the lease, the queue poll interval (ms) and the fitting step (tests). */
   jobLeaseMs?: number | undefined;
   jobPollMs?: number | undefined;
@@ -194,7 +196,15 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     pollMs: options.jobPollMs,
     fit: options.fitter,
   });
-  const systemOne = createSystemOne(host, { adapters: resolver });
+  const systemOne = createSystemOne(host, {
+    adapters: resolver,
+    legacyExtensionFields: options.legacyExtensionFields,
+  });
+  if (options.legacyExtensionFields) {
+    logger.warn(
+      'BRIER_LEGACY_EXTENSION_FIELDS=on: answers also carry the deprecated `abstained` and `answered_by` next to `x_abstained` and `x_answered_by`; update clients to the x_ names, this option goes in 0.3.0',
+    );
+  }
   // Metrics: the registry the HTTP middleware records into, queue gauges read from the scheduler, the engine's cache/batch hook.
   const metrics = createMetrics();
   metrics.observeQueue(host.scheduler);

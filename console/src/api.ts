@@ -24,12 +24,23 @@ import type {
 } from '../../src/routes/control/usage/protocol.ts';
 import type { SystemOneResponse as SystemOneResponseSchema } from '../../src/systemone/protocol.ts';
 
+/** One entry of a 422 detail list, as the console shows it. */
+export interface ApiErrorIssue {
+  /** Where, as the server names it in messages: `questions.q1.type`, `state.rows[1]`; "body" for the whole body. */
+  field: string;
+  msg: string;
+  type: string;
+}
+
 export interface ApiErrorShape {
   status: number;
   message: string;
   /** The form field the server named (e.g. "password", "email", "name"), when it named one. */
   field?: string | undefined;
+  /** The error type: `detail.error_type`, or the first entry's `type` of a 422 detail list. */
   type?: string | undefined;
+  /** A 422's detail list, one entry per problem (empty for other errors). */
+  issues: ApiErrorIssue[];
   retryAfter?: number | undefined;
 }
 
@@ -43,18 +54,48 @@ function apiError(shape: ApiErrorShape): ApiError {
   return Object.assign(new Error(shape.message), shape);
 }
 
-interface ErrorBody {
-  message?: unknown;
-  detail?: unknown;
+/** The error of a request that got no answer at all. */
+const unreachable = () =>
+  apiError({ status: 0, message: 'the server could not be reached; check your connection and try again', issues: [] });
+
+/** A 422 entry's `loc` (after "body") as a path; a parse error's character position is not a field. */
+function fieldOfLoc(loc: unknown[], type: string): string {
+  if (type === 'json_invalid') return 'body';
+  let out = '';
+  for (const part of loc.slice(1)) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += `${out ? '.' : ''}${String(part)}`;
+  }
+  return out || 'body';
 }
 
-function fieldOf(message: string, detail: unknown): string | undefined {
-  if (Array.isArray(detail)) {
-    const loc = (detail[0] as { loc?: unknown[] } | undefined)?.loc;
-    if (Array.isArray(loc)) return loc.slice(1).join('.') || undefined;
-  }
-  const m = /^([a-zA-Z_.]+): /.exec(message);
-  return m?.[1];
+/**
+ * Reads the server's error body (src/http/errors.ts: `{detail, message, request_id}`, where `detail`
+ * is `{error_type, message}` or, for an invalid body (422), a FastAPI-style list `[{loc, msg, type}]`).
+ */
+export function readApiError(status: number, body: unknown, retryAfter: string | null): ApiErrorShape {
+  const b = (body ?? {}) as { message?: unknown; detail?: unknown };
+  const message = typeof b.message === 'string' ? b.message : `request failed with status ${status}`;
+  const list = Array.isArray(b.detail) ? (b.detail as { loc?: unknown; msg?: unknown; type?: unknown }[]) : [];
+  const issues = list.map((d) => {
+    const type = typeof d.type === 'string' ? d.type : 'value_error';
+    return { field: fieldOfLoc(Array.isArray(d.loc) ? d.loc : [], type), msg: String(d.msg ?? ''), type };
+  });
+  const detail = b.detail as { error_type?: unknown } | undefined;
+  const type =
+    issues[0]?.type ??
+    (detail && !Array.isArray(detail) && typeof detail.error_type === 'string' ? detail.error_type : undefined);
+  const named = /^([a-zA-Z_.]+): /.exec(message)?.[1];
+  const field = issues.length > 0 ? (issues[0]?.field === 'body' ? undefined : issues[0]?.field) : named;
+  const retry = Number(retryAfter);
+  return {
+    status,
+    message,
+    field,
+    type,
+    issues,
+    retryAfter: Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  };
 }
 
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
@@ -68,7 +109,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   } catch {
-    throw apiError({ status: 0, message: 'the server could not be reached; check your connection and try again' });
+    throw unreachable();
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -78,21 +119,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   } catch {
     body = null;
   }
-  if (!res.ok) {
-    const b = (body ?? {}) as ErrorBody;
-    const message = typeof b.message === 'string' ? b.message : `request failed with status ${res.status}`;
-    const detail = b.detail as { error_type?: unknown } | unknown[] | undefined;
-    const type =
-      detail && !Array.isArray(detail) && typeof detail.error_type === 'string' ? detail.error_type : undefined;
-    const retry = Number(res.headers.get('retry-after'));
-    throw apiError({
-      status: res.status,
-      message,
-      field: fieldOf(message, detail),
-      type,
-      retryAfter: Number.isFinite(retry) && retry > 0 ? retry : undefined,
-    });
-  }
+  if (!res.ok) throw apiError(readApiError(res.status, body, res.headers.get('retry-after')));
   return body as T;
 }
 
@@ -148,14 +175,9 @@ export async function uploadExamples(jsonl: string): Promise<UploadResult> {
       body: jsonl,
     });
   } catch {
-    throw apiError({ status: 0, message: 'the server could not be reached; check your connection and try again' });
+    throw unreachable();
   }
-  const body = (await res.json().catch(() => null)) as (ErrorBody & { detail?: unknown }) | UploadResult | null;
-  if (!res.ok) {
-    const b = (body ?? {}) as ErrorBody;
-    const message = typeof b.message === 'string' ? b.message : `upload failed with status ${res.status}`;
-    const issues = Array.isArray(b.detail) ? (b.detail as { msg?: unknown }[]).map((d) => String(d.msg ?? '')) : [];
-    throw Object.assign(apiError({ status: res.status, message }), { issues });
-  }
+  const body: unknown = await res.json().catch(() => null);
+  if (!res.ok) throw apiError(readApiError(res.status, body, res.headers.get('retry-after')));
   return body as UploadResult;
 }

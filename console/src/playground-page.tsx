@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { isApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
+import { type ApiErrorShape, isApiError, readApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
 import {
   type DraftErrors,
   describeTie,
@@ -221,6 +221,27 @@ function NoPreference({ pref, field }: { pref: Preference; field?: string | unde
   );
 }
 
+/**
+ * A refused request: the server's message, and for an invalid body (422) each problem at its field,
+ * as the detail list names them.
+ */
+function RunError({ error }: { error: ApiErrorShape }) {
+  if (error.issues.length === 0) return <Alert>{error.message}</Alert>;
+  return (
+    <Alert>
+      The request is invalid ({error.issues.length === 1 ? 'one problem' : `${error.issues.length} problems`}):
+      <ul className="issues" data-testid="run-issues">
+        {error.issues.slice(0, 20).map((issue, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a fixed list, shown once
+          <li key={i}>
+            <code>{issue.field}</code>: {issue.msg}
+          </li>
+        ))}
+      </ul>
+    </Alert>
+  );
+}
+
 function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
   let body: React.ReactNode;
   if (answer.type === 'noul') {
@@ -228,7 +249,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       { label: 'yes', p: answer.noul },
       { label: 'no', p: Math.round((1 - answer.noul) * 100) / 100 },
     ];
-    const pref = preference(rows, answer.abstained);
+    const pref = preference(rows, answer.x_abstained);
     body = (
       <>
         <p className="answer-summary">
@@ -240,7 +261,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
     );
   } else if (answer.type === 'choice') {
     const rows = Object.entries(answer.probabilities).map(([label, p]) => ({ label, p }));
-    const pref = preference(rows, answer.abstained);
+    const pref = preference(rows, answer.x_abstained);
     body = (
       <>
         <p className="answer-summary">
@@ -263,7 +284,7 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       return `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`;
     };
     const rows = Object.entries(answer.probabilities).map(([k, p]) => ({ label: legend(k), p }));
-    const pref = preference(rows, answer.abstained);
+    const pref = preference(rows, answer.x_abstained);
     body = (
       <>
         <p className="answer-summary">
@@ -295,7 +316,7 @@ export function PlaygroundPage() {
   const [result, setResult] = useState<{ response: SystemOneResponse; ms: number; serverMs: number | null } | null>(
     null,
   );
-  const [runError, setRunError] = useState<string | null>(null);
+  const [runError, setRunError] = useState<ApiErrorShape | null>(null);
   const [busy, setBusy] = useState(false);
   const [tab, setTab] = useState<Tab>('curl');
   const [shared, setShared] = useState<string | null>(null);
@@ -360,14 +381,13 @@ export function PlaygroundPage() {
       const timing = /dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '');
       const json: unknown = await res.json().catch(() => null);
       if (!res.ok) {
-        const msg = (json as { message?: unknown } | null)?.message;
-        setRunError(typeof msg === 'string' ? msg : `the request failed with status ${res.status}`);
+        setRunError(readApiError(res.status, json, res.headers.get('retry-after')));
         setResult(null);
       } else {
         setResult({ response: json as SystemOneResponse, ms, serverMs: timing?.[1] ? Number(timing[1]) : null });
       }
     } catch (err) {
-      setRunError(isApiError(err) ? err.message : 'the server could not be reached');
+      setRunError(isApiError(err) ? err : { status: 0, message: 'the server could not be reached', issues: [] });
     } finally {
       setBusy(false);
     }
@@ -501,7 +521,7 @@ export function PlaygroundPage() {
       </form>
 
       <div aria-live="polite">
-        {runError ? <Alert>{runError}</Alert> : null}
+        {runError ? <RunError error={runError} /> : null}
         {result ? (
           <section className="results" aria-label="Answers">
             <h2>Answers</h2>

@@ -335,7 +335,7 @@ export function TeachPage() {
       await load();
     } catch (err) {
       setError(err instanceof Error ? err.message : 'the upload failed');
-      const list = (err as { issues?: string[] }).issues ?? [];
+      const list = isApiError(err) ? err.issues.map((i) => i.msg) : [];
       setIssues(isCsv ? list.map((m) => m.replace(/^line (\d+)/, 'data row $1')) : list);
     } finally {
       setBusy(false);
@@ -547,7 +547,7 @@ export function TeachPage() {
             On {a.base_model}
             {a.servable ? '' : ' (not the model this server runs now: not served)'} · {formatDate(a.created_at)}. Name
             it as the model in POST /v1/systemone; questions of other templates fall back to the base model, and each
-            answer's answered_by says which.
+            answer's x_answered_by says which.
           </p>
           {a.templates.map((r) => (
             <TemplateResult key={r.template} report={r} questions={questions} />

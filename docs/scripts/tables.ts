@@ -184,7 +184,12 @@ export function renderErrors(): string {
     '',
     table(
       ['status', '`detail.error_type`', 'when'],
-      entries.map(([, e]) => [String(e.status), code(e.type), inline(e.when)]),
+      // A validation error's detail is the FastAPI-style list, whose entries carry their own `type`.
+      entries.map(([name, e]) => [
+        String(e.status),
+        name === 'VALIDATION' ? '(a `detail` list: `[{loc, msg, type, input}]`)' : code(e.type),
+        inline(e.when),
+      ]),
     ),
     '',
     'What the OpenAPI document says about each status:',

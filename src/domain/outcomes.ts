@@ -59,7 +59,8 @@ export function createOutcomes(deps: { retention: Retention; examples: ExampleSt
     const answer = Object.hasOwn(answers, outcome.questionId) ? answers[outcome.questionId] : undefined;
     const stored = await deps.examples.addOutcome(userId, {
       served: answer ? servedVector(question, answer) : null,
-      servedBy: answer?.answered_by ?? retained.model,
+      // Answers retained before 0.2.0 carry the extension's unprefixed name.
+      servedBy: answer?.x_answered_by ?? answer?.answered_by ?? retained.model,
       templateId: template.id,
       type: template.type,
       question: template.canonical,

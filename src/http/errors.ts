@@ -4,20 +4,24 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z as zod } from 'zod';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { type DomainError, type ErrorCode, type FieldIssue, fail, isDomainError } from '../lib/errors.ts';
-import { boundedEcho, clip, describePath } from '../lib/json-bounds.ts';
+import { type DomainError, type ErrorCode, type FieldIssue, fail, invalidField, isDomainError } from '../lib/errors.ts';
+import { boundedEcho, clip, describePath, locOf } from '../lib/json-bounds.ts';
 import type { Logger } from '../observability/logger.ts';
-
-/** Characters of one key in an error's `loc` (ids and labels past their limit are cut). */
-const MAX_LOC_CHARS = 140;
 
 /** The one table from failure to HTTP status, wire error_type and when it happens (the docs print it). */
 export const ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string; when: string }> = {
-  VALIDATION: { status: 422, type: 'validation_error', when: 'schema violation (FastAPI detail list)' },
-  BAD_REQUEST: { status: 400, type: 'invalid_request', when: 'semantic limit on a field' },
-  INVALID_JSON: { status: 400, type: 'invalid_json', when: 'body is not JSON' },
+  VALIDATION: {
+    status: 422,
+    type: 'validation_error',
+    when: 'an invalid body: not JSON, a duplicate or forbidden key, too deep, a schema or count violation (FastAPI detail list)',
+  },
+  BAD_REQUEST: {
+    status: 400,
+    type: 'invalid_request',
+    when: 'a control-plane rule (password, field length, link already used)',
+  },
   UNKNOWN_MODEL: { status: 400, type: 'model_not_found', when: 'model not served here' },
-  MAX_TOKENS: { status: 400, type: 'max_tokens_exceeded', when: 'request over the token limits' },
+  MAX_TOKENS: { status: 400, type: 'max_tokens_exceeded', when: "request over the model's token limits" },
   PAYLOAD_TOO_LARGE: { status: 413, type: 'payload_too_large', when: 'body over the byte limit' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'unsupported_media_type', when: 'a body that is not JSON' },
   MISSING_CREDENTIALS: { status: 403, type: 'authentication_error', when: 'no Authorization header' },
@@ -76,14 +80,14 @@ export const ErrorBody = z
 /** OpenAPI response entries for the given statuses, all with the one error body. */
 export function errorResponses(...statuses: number[]) {
   const describe: Record<number, string> = {
-    400: 'A semantic limit was exceeded (option counts, token limits, unknown model or type, malformed JSON)',
+    400: "An unknown model, a request over the model's token limits, or a control-plane rule (detail.error_type says which)",
     401: 'The API key is unknown or revoked, or there is no valid session',
     403: 'No credentials were sent, the email is not verified, or a cross-site request was refused',
     404: 'Not found',
     409: 'Conflict',
     413: 'The body is larger than the limit',
     415: 'The body is not sent as content-type: application/json',
-    422: 'The body does not match the schema (FastAPI-style detail list)',
+    422: 'The body is invalid: not JSON, a duplicate key, a schema or count violation (FastAPI-style detail list)',
     429: 'Rate limited',
     503: 'Overloaded, timed out or not ready: retry after the retry-after header',
   };
@@ -104,61 +108,45 @@ function readAt(input: unknown, path: PropertyKey[]): unknown {
   return value;
 }
 
-function fieldName(path: PropertyKey[]): string {
-  return describePath(path.map((p) => (typeof p === 'number' ? p : String(p))));
+const asLocPath = (path: PropertyKey[]) => path.map((p) => (typeof p === 'number' ? p : String(p)));
+
+/** The FastAPI-style type of one zod issue (a refinement may name its own in `params.type`). */
+function issueType(issue: zod.ZodError['issues'][number], code: string, missing: boolean): string {
+  if (missing) return 'missing';
+  if (issue.code === 'invalid_union' && 'note' in issue && issue.note === 'No matching discriminator') {
+    return 'union_tag_invalid';
+  }
+  const named = issue.code === 'custom' ? (issue.params as { type?: unknown } | undefined)?.type : undefined;
+  if (typeof named === 'string') return named;
+  if (issue.code === 'invalid_type') return `${issue.expected}_type`;
+  if (code === 'too_small') return 'too_short';
+  if (code === 'too_big') return 'too_long';
+  return 'value_error';
 }
 
 /**
- * Classifies zod issues: those marked semantic (option and level counts, unknown question types)
- * become one 400; the rest become a 422 with a FastAPI-style detail list. A question without a
- * `type` is a missing field (422), one with a type nobody knows a semantic refusal (400). Inputs
- * are echoed bounded (boundedEcho), never whole.
+ * Every zod issue as one entry of a 422 FastAPI-style detail list, `loc` at the field: a missing field
+ * (a question without `type` included), a wrong type, an unknown question type (`union_tag_invalid`,
+ * at the question's `type`), option, level and question counts (`too_short` / `too_long`). Inputs
+ * are echoed bounded (boundedEcho), never whole; the message lists the first 10.
  */
 export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
-  const semantic = error.issues.filter(
-    (i) =>
-      (i.code === 'custom' && (i.params as { semantic?: boolean } | undefined)?.semantic === true) ||
-      (i.code === 'invalid_union' &&
-        'note' in i &&
-        i.note === 'No matching discriminator' &&
-        readAt(input, i.path) !== undefined) ||
-      ((i.code === 'too_big' || i.code === 'too_small') && i.path.at(-1) === 'criteria'),
-  );
-  const schema = error.issues.filter((i) => !semantic.includes(i));
-  if (schema.length === 0 && semantic.length > 0) {
-    const messages = semantic.map((i) => {
-      const field = fieldName(i.path);
-      if (i.code === 'invalid_union') {
-        return `${field}: unknown question type ${JSON.stringify(boundedEcho(readAt(input, i.path), 40))}; expected noul, choice or score`;
-      }
-      return `${field}: ${i.message}`;
-    });
-    const shown = messages.slice(0, 10);
-    if (messages.length > 10) shown.push(`and ${messages.length - 10} more`);
-    return fail('BAD_REQUEST', shown.join('; '));
-  }
-  const issues: FieldIssue[] = schema.map((i) => {
+  const issues: FieldIssue[] = error.issues.map((i) => {
     // A record key that fails its own schema (a question id or label too long) reports the key.
     const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
     const code = inner?.code ?? i.code;
     const value = inner ? i.path.at(-1) : readAt(input, i.path);
     const missing = value === undefined && code !== 'custom';
-    return {
-      type: missing
-        ? 'missing'
-        : i.code === 'invalid_type'
-          ? `${i.expected}_type`
-          : code === 'too_small'
-            ? 'too_short'
-            : code === 'too_big'
-              ? 'too_long'
-              : 'value_error',
-      loc: ['body', ...i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), MAX_LOC_CHARS)))],
-      msg: missing ? 'Field required' : (inner?.message ?? i.message),
-      input: boundedEcho(value ?? null),
-    };
+    const type = issueType(i, code, missing);
+    const msg =
+      type === 'missing'
+        ? 'Field required'
+        : type === 'union_tag_invalid'
+          ? `unknown question type ${JSON.stringify(boundedEcho(value, 40))}; expected noul, choice or score`
+          : (inner?.message ?? i.message);
+    return { type, loc: locOf(asLocPath(i.path)), msg, input: boundedEcho(value ?? null) };
   });
-  const shown = issues.slice(0, 10).map((i) => `${fieldName(i.loc.slice(1))}: ${i.msg}`);
+  const shown = issues.slice(0, 10).map((i) => `${describePath(i.loc.slice(1))}: ${i.msg}`);
   if (issues.length > 10) shown.push(`and ${issues.length - 10} more`);
   return fail('VALIDATION', shown.join('; '), { issues: issues.slice(0, 100) });
 }
@@ -179,8 +167,8 @@ export function errorResponse(c: Context, error: unknown): Response {
 
 /**
  * The app's error handler: every thrown error answered through errorResponse. Hono's own
- * HTTPExceptions (what its validators still refuse once the body guard has passed a body: none at
- * all) become a 415 or 400; unexpected failures (500) are logged with the request id.
+ * HTTPExceptions (what its validators still refuse once the body guard has passed a body: an empty
+ * one) become a 415, or a 422 `json_invalid`; unexpected failures (500) are logged with the request id.
  */
 export function handleErrors(logger: Logger): ErrorHandler {
   return (error, c) => {
@@ -190,10 +178,11 @@ export function handleErrors(logger: Logger): ErrorHandler {
         const got = type ? JSON.stringify(type.slice(0, 80)) : 'none';
         return errorResponse(c, fail('UNSUPPORTED_MEDIA_TYPE', `content-type: must be application/json, got ${got}`));
       }
-      const code = error.status === 400 ? 'INVALID_JSON' : 'BAD_REQUEST';
       return errorResponse(
         c,
-        fail(code, code === 'INVALID_JSON' ? `body is not valid JSON: ${error.message}` : error.message),
+        error.status === 400
+          ? invalidField([], 'json_invalid', `is not valid JSON: ${clip(error.message, 200)}`)
+          : fail('BAD_REQUEST', error.message),
       );
     }
     const response = errorResponse(c, error);

@@ -1,3 +1,5 @@
+import { boundedEcho, describePath, locOf } from './json-bounds.ts';
+
 /**
  * Domain failures, independent of HTTP. The HTTP layer maps each code to a status in one table
  * (src/http/errors.ts). Created by `fail()`, recognised by `isDomainError()`.
@@ -6,7 +8,6 @@
 export type ErrorCode =
   | 'VALIDATION'
   | 'BAD_REQUEST'
-  | 'INVALID_JSON'
   | 'UNKNOWN_MODEL'
   | 'MAX_TOKENS'
   | 'PAYLOAD_TOO_LARGE'
@@ -30,7 +31,7 @@ export type ErrorCode =
   | 'INTERNAL';
 
 export interface FieldIssue {
-  /** FastAPI-style kind, e.g. missing, string_type, too_short. */
+  /** FastAPI-style kind, e.g. missing, string_type, too_short, json_invalid, duplicate_key. */
   type: string;
   /** Location, starting with "body". */
   loc: (string | number)[];
@@ -57,6 +58,17 @@ export function fail(
     brier: true as const,
     code,
     ...rest,
+  });
+}
+
+/**
+ * A request body refused at one place (a VALIDATION failure, the 422 detail list with one entry):
+ * `loc` is ['body', ...path], the message names the field first (`questions.q.criteria: ...`), and
+ * `input` is echoed bounded (a scalar or a string; never a value not yet bounds-checked).
+ */
+export function invalidField(path: readonly (string | number)[], type: string, msg: string, input: unknown = null) {
+  return fail('VALIDATION', `${describePath(path)}: ${msg}`, {
+    issues: [{ type, loc: locOf(path), msg, input: boundedEcho(input) }],
   });
 }
 

@@ -1,6 +1,6 @@
 /**
- * System One answer maths, free of HTTP: an engine's distributions into wire answers (confidence,
- * expected score, rounding).
+ * System One answer maths, free of HTTP: an engine's distributions into wire answers (rounding to
+ * hundredths that sum to 1, confidence, expected score).
  */
 
 import { argmax } from '../lib/argmax.ts';
@@ -30,10 +30,9 @@ export function choiceConfidence(p: number[]): number {
   return Math.min(1, Math.max(0, (k * pmax - 1) / (k - 1)));
 }
 
-/** max(0, 1 - sum_i p_i |i - m| / MADu), m = argmax, MADu = (1/n) sum_i |i - (n-1)/2| */
-export function scoreConfidence(p: number[]): number {
+/** max(0, 1 - sum_i p_i |i - m| / MADu), m = argmax (or the given mode), MADu = (1/n) sum_i |i - (n-1)/2| */
+export function scoreConfidence(p: number[], m = argmax(p)): number {
   const n = p.length;
-  const m = argmax(p);
   let spread = 0;
   let madU = 0;
   for (let i = 0; i < n; i++) {
@@ -43,13 +42,42 @@ export function scoreConfidence(p: number[]): number {
   return Math.max(0, 1 - spread / madU);
 }
 
-export function expectedLevel(p: number[]): number {
-  return p.reduce((acc, x, i) => acc + i * x, 0);
+/**
+ * A distribution in whole hundredths that sum to exactly 100 (largest remainder): each p·100 rounded
+ * down, then the hundredths left over, one each, to the largest remainders (ties: the earlier
+ * option). Each value stays within one hundredth of p·100, and an option at least as likely as
+ * another never gets fewer hundredths. `p` must be a distribution (see normalize).
+ */
+export function toHundredths(p: readonly number[]): number[] {
+  // 1e-9 absorbs binary error (0.29 * 100 = 28.999999999999996 is 29 hundredths, not 28 and a remainder).
+  const scaled = p.map((x) => x * 100 + 1e-9);
+  const out = scaled.map((x) => Math.floor(x));
+  let left = 100 - out.reduce((a, b) => a + b, 0);
+  const order = scaled.map((x, i) => ({ i, rest: x - Math.floor(x) })).sort((a, b) => b.rest - a.rest || a.i - b.i);
+  for (let j = 0; left > 0 && order.length > 0; j = (j + 1) % order.length, left--) {
+    const at = order[j]?.i ?? 0;
+    out[at] = (out[at] ?? 0) + 1;
+  }
+  return out;
+}
+
+/**
+ * The option a rounded answer names: the most hundredths, ties broken by the unrounded probability
+ * (then the earlier option), so that `choice` is always one of the largest numbers on the wire.
+ */
+function topOption(hundredths: readonly number[], p: readonly number[]): number {
+  let best = 0;
+  for (let i = 1; i < hundredths.length; i++) {
+    const h = hundredths[i] ?? 0;
+    const b = hundredths[best] ?? 0;
+    if (h > b || (h === b && (p[i] ?? 0) > (p[best] ?? 0))) best = i;
+  }
+  return best;
 }
 
 /**
  * How far from the uniform answer an answer may be and still count as abstained: every probability
- * within this of 1/k (unrounded). Brier's extension `abstained` says so on the wire.
+ * within this of 1/k (unrounded). Brier's extension `x_abstained` says so on the wire.
  */
 export const ABSTAIN_MARGIN = 0.02;
 
@@ -59,33 +87,43 @@ export function isAbstention(p: readonly number[]): boolean {
   return p.every((x) => Math.abs(x - 1 / k) <= ABSTAIN_MARGIN + 1e-12);
 }
 
-/** Builds the wire answer from unrounded probabilities; rounds only at the end. */
+/**
+ * Builds the wire answer from an engine's probabilities. Each distribution is rounded to hundredths
+ * that sum to exactly 1 (toHundredths); `choice`, `score` and `confidence` are then computed from
+ * those rounded numbers, so that a client recomputing them from the answer gets the same values
+ * (`score` is Σ i·p_i exactly; confidence rounded to 2 decimals). Only `x_abstained` reads the
+ * unrounded probabilities.
+ */
 export function toWireAnswer(q: WireQuestion, raw: number[]): WireAnswer {
   switch (q.type) {
     case 'noul': {
       const p = normalize(raw, 2);
-      return { type: 'noul', noul: round2(p[1] ?? 0), abstained: isAbstention(p) };
+      return { type: 'noul', noul: round2(p[1] ?? 0), x_abstained: isAbstention(p) };
     }
     case 'choice': {
       const labels = Object.keys(q.criteria);
       const p = normalize(raw, labels.length);
+      const h = toHundredths(p);
+      const rounded = h.map((x) => x / 100);
       return {
         type: 'choice',
-        choice: labels[argmax(p)] ?? '',
-        confidence: round2(choiceConfidence(p)),
-        probabilities: Object.fromEntries(labels.map((l, i) => [l, round2(p[i] ?? 0)])),
-        abstained: isAbstention(p),
+        choice: labels[topOption(h, p)] ?? '',
+        confidence: round2(choiceConfidence(rounded)),
+        probabilities: Object.fromEntries(labels.map((l, i) => [l, rounded[i] ?? 0])),
+        x_abstained: isAbstention(p),
       };
     }
     case 'score': {
       const p = normalize(raw, q.criteria.length);
+      const h = toHundredths(p);
+      const rounded = h.map((x) => x / 100);
       return {
         type: 'score',
-        score: round2(expectedLevel(p)),
-        confidence: round2(scoreConfidence(p)),
+        score: h.reduce((acc, x, i) => acc + i * x, 0) / 100,
+        confidence: round2(scoreConfidence(rounded, topOption(h, p))),
         legend: Object.fromEntries(q.criteria.map((level, i) => [String(i), level])),
-        probabilities: Object.fromEntries(p.map((x, i) => [String(i), round2(x)])),
-        abstained: isAbstention(p),
+        probabilities: Object.fromEntries(rounded.map((x, i) => [String(i), x])),
+        x_abstained: isAbstention(p),
       };
     }
   }

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { type FieldIssue, fail } from '../lib/errors.ts';
-import { boundedEcho, checkJsonBounds, clip, describePath } from '../lib/json-bounds.ts';
+import { boundedEcho, checkJsonText, clip, describePath, describeProblem } from '../lib/json-bounds.ts';
 import { toDecisionRequest } from './normalize.ts';
 import { MAX_JSON_DEPTH, Question, QuestionId, SystemOneRequest, type WireQuestion } from './protocol.ts';
 import { type Template, templateOf } from './templates.ts';
@@ -210,14 +210,11 @@ export function parseLabelledJsonl(text: string): ParsedRow[] {
       );
       continue;
     }
-    const bounds = checkJsonBounds(value, MAX_JSON_DEPTH);
+    const bounds = checkJsonText(raw, MAX_JSON_DEPTH);
     if (bounds) {
       invalid++;
-      const why =
-        bounds.kind === 'depth'
-          ? `JSON nested deeper than ${MAX_JSON_DEPTH} levels`
-          : '"__proto__" is not allowed as a key';
-      issues.push(issue(line, bounds.path, why, null));
+      const { type, msg } = describeProblem(bounds, MAX_JSON_DEPTH);
+      issues.push(issue(line, bounds.path, msg, null, type));
       continue;
     }
     const checked = checkRow(line, value);

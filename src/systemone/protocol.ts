@@ -40,6 +40,9 @@ export const NoulQuestion = z
   })
   .openapi('NoulQuestion', { description: 'A yes/no question; the answer is P(yes).' });
 
+const choiceCount = (criteria: unknown) =>
+  `choice needs ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels, got ${Object.keys((criteria ?? {}) as object).length}`;
+
 export const ChoiceQuestion = z
   .object({
     type: z.literal('choice'),
@@ -52,10 +55,13 @@ export const ChoiceQuestion = z
           .max(MAX_LABEL_CHARS, `a label has at most ${MAX_LABEL_CHARS} characters (the limit)`),
         Description,
       )
-      .refine((c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS, {
-        error: (iss) =>
-          `choice needs ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels, got ${Object.keys((iss.input ?? {}) as object).length}`,
-        params: { semantic: true },
+      .refine((c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS, {
+        error: (iss) => choiceCount(iss.input),
+        params: { type: 'too_short' },
+      })
+      .refine((c) => Object.keys(c).length <= MAX_CHOICE_OPTIONS, {
+        error: (iss) => choiceCount(iss.input),
+        params: { type: 'too_long' },
       })
       .openapi({
         description: `Labels (1 to ${MAX_LABEL_CHARS} characters) mapped to descriptions (or null); ${MIN_CHOICE_OPTIONS} to ${MAX_CHOICE_OPTIONS} labels.`,
@@ -95,11 +101,14 @@ export const SystemOneRequest = z
     state: JsonText,
     questions: z
       .record(QuestionId, Question)
-      .refine((q) => Object.keys(q).length >= 1, 'at least one question is required')
+      .refine((q) => Object.keys(q).length >= 1, {
+        error: 'at least one question is required',
+        params: { type: 'too_short' },
+      })
       .refine((q) => Object.keys(q).length <= MAX_QUESTIONS, {
         error: (iss) =>
-          `at most ${MAX_QUESTIONS} questions per request, got ${Object.keys((iss.input ?? {}) as object).length}`,
-        params: { semantic: true },
+          `at most ${MAX_QUESTIONS} questions per request (the limit), got ${Object.keys((iss.input ?? {}) as object).length}`,
+        params: { type: 'too_long' },
       })
       .openapi({
         description: `Question ids (at most ${MAX_QUESTION_ID_CHARS} characters, returned verbatim, never shown to the model) mapped to questions.`,
@@ -113,12 +122,15 @@ export type WireQuestion = z.infer<typeof Question>;
 /** A state as it arrives: text, a JSON object or array, or the Vercel AI SDK's list of parts. */
 export type WireState = SystemOneRequest['state'];
 
-const Probabilities = z.record(z.string(), z.number()).openapi({ description: 'Per option, rounded to 2 decimals.' });
+const Probabilities = z.record(z.string(), z.number()).openapi({
+  description:
+    'Per option, in hundredths (2 decimals) that sum to exactly 1 (largest remainder: each within 0.01 of the unrounded probability).',
+});
 
 /** Brier's extension to System One answers (clients that do not know it ignore it). */
 const Abstained = z.boolean().openapi({
   description:
-    "Brier extension: true when the answer carries no information (every probability within 0.02 of 1/k): the model abstained, and the numbers are the uninformative answer, not a judgement. The response's `x-brier-abstained` header lists such question ids (percent-encoded, comma-separated; `*` past 2,048 characters).",
+    "Brier extension: true when the answer carries no information (every unrounded probability within 0.02 of 1/k): the model abstained, and the numbers are the uninformative answer, not a judgement. The response's `x-brier-abstained` header lists such question ids (percent-encoded, comma-separated; `*` past 2,048 characters).",
 });
 
 /** Brier's extension naming who answered, when the request named an adapter (absent otherwise). */
@@ -127,39 +139,62 @@ const AnsweredBy = z.string().optional().openapi({
     "Brier extension, present when the request's `model` is one of the account's adapters: the adapter id when this question matched one of its templates (type, instructions and criteria) and the adapter answered it, or the base model id when the question fell back to the base model.",
 });
 
+/**
+ * The extensions' names before 0.2.0, sent next to the `x_` ones only on a server started with
+ * BRIER_LEGACY_EXTENSION_FIELDS=on (a deprecation period; see CHANGELOG.md).
+ */
+const Legacy = {
+  abstained: z.boolean().optional().openapi({
+    deprecated: true,
+    description: 'Deprecated copy of x_abstained (BRIER_LEGACY_EXTENSION_FIELDS=on only).',
+  }),
+  answered_by: z.string().optional().openapi({
+    deprecated: true,
+    description: 'Deprecated copy of x_answered_by (BRIER_LEGACY_EXTENSION_FIELDS=on only).',
+  }),
+};
+
 export const Answer = z
   .discriminatedUnion('type', [
     z.object({
       type: z.literal('noul'),
       noul: z.number().openapi({ description: 'P(yes), rounded to 2 decimals.' }),
-      abstained: Abstained,
-      answered_by: AnsweredBy,
+      x_abstained: Abstained,
+      x_answered_by: AnsweredBy,
+      ...Legacy,
     }),
     z.object({
       type: z.literal('choice'),
-      choice: z.string(),
-      confidence: z.number().openapi({ description: 'clip((k·pmax − 1)/(k − 1), 0, 1), rounded to 2 decimals.' }),
+      choice: z.string().openapi({ description: 'The option with the largest (rounded) probability.' }),
+      confidence: z.number().openapi({
+        description: 'clip((k·pmax − 1)/(k − 1), 0, 1) of the rounded probabilities, rounded to 2 decimals.',
+      }),
       probabilities: Probabilities,
-      abstained: Abstained,
-      answered_by: AnsweredBy,
+      x_abstained: Abstained,
+      x_answered_by: AnsweredBy,
+      ...Legacy,
     }),
     z.object({
       type: z.literal('score'),
-      score: z.number().openapi({ description: 'Expected level Σ i·p_i, rounded to 2 decimals.' }),
-      confidence: z.number(),
+      score: z.number().openapi({ description: 'Expected level Σ i·p_i of the rounded probabilities (exact).' }),
+      confidence: z.number().openapi({
+        description:
+          'max(0, 1 − Σ p_i|i − m| / MADu) of the rounded probabilities, m the most likely level, rounded to 2 decimals.',
+      }),
       legend: z.record(z.string(), z.unknown()),
       probabilities: Probabilities,
-      abstained: Abstained,
-      answered_by: AnsweredBy,
+      x_abstained: Abstained,
+      x_answered_by: AnsweredBy,
+      ...Legacy,
     }),
   ])
   .openapi('Answer');
 
 export const SystemOneResponse = z
   .object({
-    model: z
-      .string()
-      .openapi({ description: "The versioned id of the model that answered (or the adapter's id; see answered_by)." }),
+    model: z.string().openapi({
+      description: "The versioned id of the model that answered (or the adapter's id; see x_answered_by).",
+    }),
     answers: z.record(z.string(), Answer),
     usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
   })

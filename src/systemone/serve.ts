@@ -24,7 +24,7 @@ export interface Consumption {
 /**
  * Brier's response header naming the abstained question ids: each percent-encoded (a lone surrogate
  * as U+FFFD), comma-separated,
- * up to ABSTAINED_HEADER_MAX characters; `*` when they do not all fit (the answers' `abstained`
+ * up to ABSTAINED_HEADER_MAX characters; `*` when they do not all fit (the answers' `x_abstained`
  * flags then say which). Absent when no answer abstained.
  */
 export const ABSTAINED_HEADER = 'x-brier-abstained';
@@ -33,7 +33,7 @@ export const ABSTAINED_HEADER_MAX = 2048;
 /** The value of ABSTAINED_HEADER for a response, or undefined when no answer abstained. */
 export function abstainedHeader(response: SystemOneResponse): string | undefined {
   const ids = Object.entries(response.answers).flatMap(([id, a]) =>
-    a.abstained ? [encodeURIComponent(id.replace(/\p{Cs}/gu, '\uFFFD'))] : [],
+    a.x_abstained ? [encodeURIComponent(id.replace(/\p{Cs}/gu, '\uFFFD'))] : [],
   );
   if (ids.length === 0) return undefined;
   const value = ids.join(',');
@@ -43,6 +43,20 @@ export function abstainedHeader(response: SystemOneResponse): string | undefined
 export interface SystemOneOptions {
   /** The accounts' adapters (absent: only the base model is served). */
   adapters?: AdapterResolver | undefined;
+  /**
+   * BRIER_LEGACY_EXTENSION_FIELDS: every answer also carries the extensions under their names before
+   * 0.2.0 (`abstained`, `answered_by`) next to `x_abstained` and `x_answered_by`. Default false.
+   */
+  legacyExtensionFields?: boolean | undefined;
+}
+
+/** An answer with the deprecated unprefixed copies of its extensions (BRIER_LEGACY_EXTENSION_FIELDS). */
+function withLegacyNames(answer: WireAnswer): WireAnswer {
+  return {
+    ...answer,
+    abstained: answer.x_abstained,
+    ...(answer.x_answered_by === undefined ? {} : { answered_by: answer.x_answered_by }),
+  };
 }
 
 /** Who is asking: an account's adapters are model ids for that account only. */
@@ -109,6 +123,7 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
       const question = wire[i] as WireQuestion;
       const base = result.probabilities[i] ?? [];
       const head = adapter?.heads.get(templateOf(question).id);
+      let answer: WireAnswer;
       if (adapter && head) {
         // The state features are read once, and only when a probe head needs them.
         if (head.weights && state === undefined)
@@ -117,12 +132,13 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
           question,
           applyHead(head, toCanonical(question, base), head.weights ? (state ?? null) : null),
         );
-        answers[id] = { ...toWireAnswer(question, p), answered_by: adapter.id };
+        answer = { ...toWireAnswer(question, p), x_answered_by: adapter.id };
       } else {
-        answers[id] = adapter
-          ? { ...toWireAnswer(question, base), answered_by: engine.info.id }
+        answer = adapter
+          ? { ...toWireAnswer(question, base), x_answered_by: engine.info.id }
           : toWireAnswer(question, base);
       }
+      answers[id] = options.legacyExtensionFields ? withLegacyNames(answer) : answer;
     }
     const usage = { input_tokens: result.inputTokens, output_tokens: result.outputTokens };
     return {

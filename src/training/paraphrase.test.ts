@@ -27,7 +27,7 @@ describe('paraphrase suite', () => {
     }
   });
 
-  test('scores a group: the largest change of any probability, right answers with ties counted wrong, abstentions', () => {
+  test('scores a group: the largest change of any probability, right answers with ties and abstentions counted wrong', () => {
     const group = readGroups()[0];
     assert.ok(group && group.question.type === 'choice');
     const labels = Object.keys(group.question.criteria);
@@ -36,7 +36,7 @@ describe('paraphrase suite', () => {
       choice: labels[0] ?? '',
       confidence: 0,
       probabilities: Object.fromEntries(labels.map((l, i) => [l, ps[i] ?? 0])),
-      abstained: ps.every((p) => Math.abs(p - 1 / labels.length) <= 0.02),
+      x_abstained: ps.every((p) => Math.abs(p - 1 / labels.length) <= 0.02),
     });
     const third = 1 / 3;
     const r = scoreGroup({ ...group, expected: labels[0] ?? '' }, [
@@ -48,6 +48,9 @@ describe('paraphrase suite', () => {
     assert.equal(r.correct, 1);
     assert.equal(r.abstained, 1);
     assert.equal(summarize([r]).maxChange, 0.47);
+    // An abstention is never right, even where its rounded numbers (summing to 1) put the expected option first.
+    const rounded = scoreGroup({ ...group, expected: labels[0] ?? '' }, [answer([0.34, 0.33, 0.33])]);
+    assert.deepEqual([rounded.correct, rounded.abstained], [0, 1]);
   });
 
   test("the shipped model card states the suite's numbers, as the shipped model answers them", async () => {

@@ -55,12 +55,12 @@ export interface GroupResult {
   plain: boolean;
   /** Largest max-min, over the group's wordings, of any option's probability. */
   change: number;
-  /** Wordings whose most likely option is the expected one (ties count as wrong). */
+  /** Wordings whose most likely option is the expected one (ties and abstentions count as wrong). */
   correct: number;
   wordings: number;
   /** Mean probability given to the expected option. */
   expectedProbability: number;
-  /** Wordings whose answer says it abstained (Brier's `abstained` extension). */
+  /** Wordings whose answer says it abstained (Brier's `x_abstained` extension). */
   abstained: number;
 }
 
@@ -79,9 +79,11 @@ export function scoreGroup(group: Group, answers: WireAnswer[]): GroupResult {
     const entries = Object.entries(d);
     const top = Math.max(...entries.map(([, p]) => p));
     const winners = entries.filter(([, p]) => p === top).map(([k]) => k);
-    if (winners.length === 1 && winners[0] === group.expected) correct++;
+    // An answer that says it abstained is no judgement, whichever option the rounding to hundredths
+    // (which sums to 1, so a uniform answer is not an exact tie) happens to put first.
+    if (winners.length === 1 && winners[0] === group.expected && !answers[i]?.x_abstained) correct++;
     expectedProbability += (d[group.expected] ?? 0) / dists.length;
-    if (answers[i]?.abstained) abstained++;
+    if (answers[i]?.x_abstained) abstained++;
   }
   return {
     id: group.id,

@@ -58,12 +58,12 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
     });
     assert.equal(res.answers.refund.noul, 0.5);
     // The extension is not in the SDK's types: read it as the JSON the server sent.
-    const answers = res.answers as unknown as Record<string, { abstained?: unknown }>;
-    assert.equal(answers.refund?.abstained, true);
-    assert.equal(typeof answers.team?.abstained, 'boolean');
+    const answers = res.answers as unknown as Record<string, { x_abstained?: unknown }>;
+    assert.equal(answers.refund?.x_abstained, true);
+    assert.equal(typeof answers.team?.x_abstained, 'boolean');
   });
 
-  test("Brier's answered_by extension (an adapter of the key's account) reaches the SDK's answers untouched", async () => {
+  test("Brier's x_answered_by extension (an adapter of the key's account) reaches the SDK's answers untouched", async () => {
     const key = await server.createKey('sdk-adapter@example.com');
     const adapterId = await trainAdapterOver(server.url, key);
     const own = new TypeSafeClient({ apiKey: key, baseURL: server.url, retry: { maxRetries: 0 } });
@@ -77,9 +77,9 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
     });
     assert.equal(res.model, adapterId);
     assert.ok(['billing', 'tech', 'other'].includes(res.answers.team.choice));
-    const answers = res.answers as unknown as Record<string, { answered_by?: unknown }>;
-    assert.equal(answers.team?.answered_by, adapterId);
-    assert.equal(answers.refund?.answered_by, 'brier-fake-3.0.0');
+    const answers = res.answers as unknown as Record<string, { x_answered_by?: unknown }>;
+    assert.equal(answers.team?.x_answered_by, adapterId);
+    assert.equal(answers.refund?.x_answered_by, 'brier-fake-3.0.0');
     const models = await own.models.list();
     assert.deepEqual(
       models.map((m) => (m as unknown as { id: string }).id),
@@ -143,9 +143,10 @@ describe('@typesafe-ai/sdk against a running Brier', () => {
         return true;
       },
     );
+    // Issue 32: an option count outside 2 to 255 is a validation error like any other invalid body (422).
     const many = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null]));
     await assert.rejects(client.systemOne({ state: 's', questions: { c: choice('pick', many) } }), (e: unknown) => {
-      assert.ok(e instanceof BadRequestError);
+      assert.ok(e instanceof UnprocessableEntityError);
       assert.match(e.message, /choice needs 2 to 255 labels, got 256/);
       return true;
     });

@@ -16,6 +16,8 @@ export interface FuzzRequest {
   body?: string | Uint8Array<ArrayBuffer>;
   /** Question ids of a request that, if answered with 200, must all be in the answers. */
   questionIds?: string[];
+  /** The body repeats a key in one object (a question id, `state`): it must never be answered. */
+  duplicateKeys?: boolean;
 }
 
 export type Rng = () => number;
@@ -171,8 +173,8 @@ function validBody(rng: Rng): { text: string; ids: string[] } {
   return { text: JSON.stringify({ state, questions }), ids: Object.keys(questions) };
 }
 
-/** A System One body, as text, with the ids it asks about. */
-function systemOneBody(rng: Rng): { text: string; ids: string[] } {
+/** A System One body, as text, with the ids it asks about (and whether it repeats a key it was built with). */
+function systemOneBody(rng: Rng): { text: string; ids: string[]; duplicateKeys?: boolean } {
   if (rng() < 0.3) return validBody(rng);
   const count = pick(rng, [0, 1, 1, 2, 3, 10, 256, 257, 600]);
   const ids = Array.from({ length: count }, (_, i) => questionId(rng, i));
@@ -182,8 +184,15 @@ function systemOneBody(rng: Rng): { text: string; ids: string[] } {
   if (rng() < 0.95) fields.push(`"questions":${rng() < 0.9 ? `{${questions}}` : anyJsonText(rng)}`);
   if (rng() < 0.3) fields.push(`"model":${rng() < 0.5 ? '"brier-latest"' : anyJsonText(rng)}`);
   if (rng() < 0.1) fields.push(`"extra":${anyJsonText(rng)}`);
-  if (rng() < 0.05) fields.push(`"state":"duplicate"`);
-  return { text: `{${fields.join(',')}}`, ids: [...new Set(ids)] };
+  const twice = fields.some((f) => f.startsWith('"state":')) && rng() < 0.05;
+  if (twice) fields.push(`"state":"duplicate"`);
+  const unique = [...new Set(ids)];
+  const questionsSent = fields.some((f) => f.startsWith(`"questions":{`));
+  return {
+    text: `{${fields.join(',')}}`,
+    ids: unique,
+    duplicateKeys: twice || (questionsSent && unique.length < ids.length),
+  };
 }
 
 function authBody(rng: Rng): string {
@@ -375,10 +384,10 @@ export function* fuzzRequests(seed: number, count: number): Generator<FuzzReques
       const body = `{"state":"${'x'.repeat(size)}","questions":{"q":{"type":"noul"}}}`;
       yield { label: 'POST /v1/systemone (huge)', method: 'POST', path: '/v1/systemone', auth: 'key', headers, body };
     } else if (route <= 3) {
-      const { text, ids } = systemOneBody(rng);
+      const { text, ids, duplicateKeys } = systemOneBody(rng);
       const body = mutate(text);
       // Damaged text can still parse, as another request (a `}` inserted ends the questions early).
-      const questionIds = body === text ? ids : undefined;
+      const intact = body === text;
       yield {
         label: 'POST /v1/systemone',
         method: 'POST',
@@ -386,14 +395,25 @@ export function* fuzzRequests(seed: number, count: number): Generator<FuzzReques
         auth: 'key',
         headers,
         body,
-        questionIds,
+        questionIds: intact ? ids : undefined,
+        duplicateKeys: intact && duplicateKeys,
       };
     } else if (route === 4) {
-      const { text, ids } = systemOneBody(rng);
+      const { text, ids, duplicateKeys } = systemOneBody(rng);
       const path = '/control/v1/playground/systemone';
       const body = mutate(text);
-      const questionIds = body === text ? ids : undefined;
-      yield { label: `POST ${path}`, method: 'POST', path, auth: 'session', headers, body, questionIds };
+      const intact = body === text;
+      const questionIds = intact ? ids : undefined;
+      yield {
+        label: `POST ${path}`,
+        method: 'POST',
+        path,
+        auth: 'session',
+        headers,
+        body,
+        questionIds,
+        duplicateKeys: intact && duplicateKeys,
+      };
     } else if (route <= 6) {
       const path = pick(rng, AUTH_PATHS);
       // Never with the session: signing out would end the session the other routes use.

@@ -158,6 +158,7 @@ async function check(request: FuzzRequest, res: Response): Promise<string | null
       return `${res.status} message names no field: ${body.message.slice(0, 160)}`;
     }
   }
+  if (res.status === 200 && request.duplicateKeys) return '200 for a body that repeats a key (one value silently lost)';
   if (res.status === 200 && request.questionIds && body.answers) {
     const missing = request.questionIds.filter((id) => !Object.hasOwn(body.answers ?? {}, id));
     if (missing.length > 0) return `200 without answers for ${JSON.stringify(missing.slice(0, 3))}`;

@@ -39,7 +39,7 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
   });
   after(() => t.close());
 
-  test('60 generated tickets: the probe is fitted, better held out, and served with answered_by', async () => {
+  test('60 generated tickets: the probe is fitted, better held out, and served with x_answered_by', async () => {
     const rows = tickets(60).map((x) => row(x.state, { team: ROUTING }, { team: x.team }));
     const { job, report } = await trainAndServe(t, rows, ROUTING);
     assert.equal(report.kind, 'probe', JSON.stringify(report.candidates));
@@ -52,7 +52,7 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
       body: { model: job.adapter_id, state: 'refund my last payment please', questions: { team: ROUTING } },
     });
     const json = await res.json();
-    assert.equal(json.answers.team.answered_by, job.adapter_id);
+    assert.equal(json.answers.team.x_answered_by, job.adapter_id);
     assert.equal(json.answers.team.choice, 'billing');
     console.log(`# tickets: ${report.reason}`);
   });

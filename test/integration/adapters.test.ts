@@ -2,7 +2,7 @@
  * Adapters end to end on the real service graph (SQLite, and PostgreSQL when TEST_DATABASE_URL is
  * set): upload labelled examples, queue a training job, run it (real fitting in the low-priority
  * child process), then serve the adapter as a model id of its account: matching questions answered by
- * it, others by the base model (answered_by says which), invisible to other accounts, and stopped at
+ * it, others by the base model (x_answered_by says which), invisible to other accounts, and stopped at
  * once by a deletion. The fake engine has no state features, so its adapters are calibration-only.
  */
 import assert from 'node:assert/strict';
@@ -60,16 +60,16 @@ for (const kind of databases()) {
       assert.equal(res.status, 200);
       const json = await res.json();
       assert.equal(json.model, adapterId);
-      assert.equal(json.answers.team.answered_by, adapterId);
-      assert.equal(json.answers.refund.answered_by, 'brier-fake-3.0.0');
+      assert.equal(json.answers.team.x_answered_by, adapterId);
+      assert.equal(json.answers.refund.x_answered_by, 'brier-fake-3.0.0');
       const base = await (await t.req('/v1/systemone', { body: { state: 'I was charged twice', questions } })).json();
       assert.deepEqual(
-        { ...json.answers.refund, answered_by: undefined },
-        { ...base.answers.refund, answered_by: undefined },
+        { ...json.answers.refund, x_answered_by: undefined },
+        { ...base.answers.refund, x_answered_by: undefined },
         'the fallback is the base answer',
       );
       assert.notDeepEqual(json.answers.team.probabilities, base.answers.team.probabilities, 'the adapter changed it');
-      assert.equal(base.answers.team.answered_by, undefined, 'no extension field without an adapter');
+      assert.equal(base.answers.team.x_answered_by, undefined, 'no extension field without an adapter');
       // The same template with its labels in another order is the same template.
       const reordered = {
         ...ROUTING,
@@ -80,7 +80,7 @@ for (const kind of databases()) {
           body: { model: adapterId, state: 'I was charged twice', questions: { x: reordered } },
         })
       ).json();
-      assert.equal(again.answers.x.answered_by, adapterId);
+      assert.equal(again.answers.x.x_answered_by, adapterId);
       assert.equal(again.answers.x.probabilities.billing, json.answers.team.probabilities.billing);
     });
 

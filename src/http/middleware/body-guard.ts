@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
-import { fail } from '../../lib/errors.ts';
-import { checkJsonBounds, clip, describePath } from '../../lib/json-bounds.ts';
+import { type DomainError, fail, invalidField } from '../../lib/errors.ts';
+import { checkJsonText, clip, describeProblem } from '../../lib/json-bounds.ts';
 import type { AppEnv } from '../env.ts';
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
@@ -47,10 +47,24 @@ async function discard(reader: ReadableStreamDefaultReader<Uint8Array>): Promise
 }
 
 /**
+ * A body JSON.parse refused, as FastAPI says it: 422 `json_invalid` with `loc` ["body", position]
+ * (the character where parsing stopped; the end of the text for a truncated body).
+ */
+function notJson(text: string, why: string): DomainError {
+  const at = /at position (\d+)/.exec(why)?.[1];
+  const position = at === undefined ? text.length : Number(at);
+  const msg = `JSON decode error: ${clip(why, 200)}`;
+  return fail('VALIDATION', `body is not valid JSON: ${clip(why, 200)}`, {
+    issues: [{ type: 'json_invalid', loc: ['body', position], msg, input: null }],
+  });
+}
+
+/**
  * Every body is bounded before it is parsed: its bytes against the route's limit (413), its media
- * type (415 unless JSON), its encoding and syntax (400), and, once parsed, its nesting depth and
- * keys (400) with an iterative walk, before any schema or renderer recurses into it. The body is
- * then handed on unchanged, as a fresh request that validators and better-auth read as usual.
+ * type (415 unless JSON), then, as one kind of refusal (422, the FastAPI detail list naming where),
+ * its encoding and syntax and, in one iterative pass over the text (checkJsonText), its nesting
+ * depth, forbidden keys and duplicate keys, before any schema or renderer recurses into it. The body
+ * is then handed on unchanged, as a fresh request that validators and better-auth read as usual.
  */
 export function bodyGuard(options: BodyGuardOptions) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -99,23 +113,19 @@ export function bodyGuard(options: BodyGuardOptions) {
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
-      throw fail('INVALID_JSON', 'body is not valid JSON: it is not UTF-8');
+      throw invalidField([], 'json_invalid', 'is not valid JSON: it is not UTF-8');
     }
     if (size > 0 && !form && !lines) {
-      let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        JSON.parse(text);
       } catch (error) {
-        throw fail('INVALID_JSON', `body is not valid JSON: ${clip((error as Error).message, 200)}`);
+        throw notJson(text, (error as Error).message);
       }
-      const problem = checkJsonBounds(parsed, options.maxDepth);
-      if (problem?.kind === 'depth') {
-        throw fail(
-          'BAD_REQUEST',
-          `${describePath(problem.path)}: JSON nested deeper than ${options.maxDepth} levels (the limit; the body is level 1)`,
-        );
+      const problem = checkJsonText(text, options.maxDepth);
+      if (problem) {
+        const { type, msg } = describeProblem(problem, options.maxDepth);
+        throw invalidField(problem.path, type, msg, problem.kind === 'depth' ? null : problem.path.at(-1));
       }
-      if (problem) throw fail('BAD_REQUEST', `${describePath(problem.path)}: "__proto__" is not allowed as a key`);
     }
     const headers = new Headers(raw.headers);
     headers.delete('content-length');

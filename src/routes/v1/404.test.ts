@@ -29,7 +29,7 @@ describe('/v1: every URL needs an API key, known or not', () => {
 
   test('its body is bounded like any /v1 body before it is a 404', async () => {
     const res = await t.req('/v1/completions', { body: '{"prompt": ' });
-    assert.equal(res.status, 400);
-    assert.equal((await res.json()).detail.error_type, 'invalid_json');
+    assert.equal(res.status, 422);
+    assert.equal((await res.json()).detail[0].type, 'json_invalid');
   });
 });

@@ -32,10 +32,10 @@ const Password = z
   .openapi({
     description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, at least 4 different ones, not containing the email address`,
   });
-const CallbackURL = z
-  .string()
-  .optional()
-  .openapi({ description: 'Where the browser lands afterwards (a trusted origin)' });
+const CallbackURL = z.string().optional().openapi({
+  description:
+    'Where the browser lands afterwards (a trusted origin); for sign-up and verification emails, default the console (/console/verified)',
+});
 
 const User = z
   .object({ id: z.string(), email: z.string(), name: z.string(), emailVerified: z.boolean() })
@@ -80,7 +80,8 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     path: p('/verify-email'),
     tags,
     summary: 'Verify the email (the link in the verification email)',
-    description: 'Single use; expires after 24 hours. Redirects to callbackURL when one was given.',
+    description:
+      'Single use; expires after 24 hours. Redirects to the callbackURL of the sign-up (default /console/verified: the console, signed in).',
     request: {
       query: z.object({ token: z.string(), callbackURL: z.string().optional() }),
     },

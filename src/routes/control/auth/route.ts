@@ -4,9 +4,10 @@ import type { Api } from '../../../http/api.ts';
 import { errorResponse } from '../../../http/errors.ts';
 import { bodyGuard } from '../../../http/middleware/body-guard.ts';
 import { type AuthRateRule, authRateLimit, type LimiterFactory } from '../../../http/middleware/rate-limit.ts';
-import { type ErrorCode, fail } from '../../../lib/errors.ts';
+import { type ErrorCode, fail, invalidField } from '../../../lib/errors.ts';
 import { clip } from '../../../lib/json-bounds.ts';
 import { MAX_JSON_DEPTH } from '../../../systemone/protocol.ts';
+import { VERIFIED_PATH } from '../../console/route.ts';
 import { AUTH_FIELD_LIMITS, AUTH_PATH, registerAuthDocs } from './protocol.ts';
 
 /** Refuses a known field that is not a string or is longer than its limit. */
@@ -84,7 +85,7 @@ async function readJson(request: Request): Promise<Record<string, unknown>> {
   } catch {
     // fall through
   }
-  throw fail('INVALID_JSON', 'body is not a JSON object');
+  throw invalidField([], 'dict_type', 'must be a JSON object');
 }
 
 function withBody(request: Request, body: unknown): Request {
@@ -152,8 +153,14 @@ export function registerAuth(api: Api, deps: AuthRouteDeps): void {
         throw fail('BAD_REQUEST', 'email: required, an email address');
       }
       checkPassword(body.password, body.email);
-      if (typeof body.name !== 'string' || body.name.trim() === '') {
-        request = withBody(request, { ...body, name: body.email.trim().split('@')[0] });
+      const name =
+        typeof body.name !== 'string' || body.name.trim() === '' ? body.email.trim().split('@')[0] : body.name;
+      request = withBody(request, { ...body, name, callbackURL: body.callbackURL ?? VERIFIED_PATH });
+    } else if (c.req.method === 'POST' && sub === '/send-verification-email') {
+      // A link asked for without a callbackURL (by the API, not the console) lands on the console too.
+      const body = await readJson(request);
+      if (body.callbackURL === undefined || body.callbackURL === null) {
+        request = withBody(request, { ...body, callbackURL: VERIFIED_PATH });
       }
     } else if (c.req.method === 'POST' && sub === '/reset-password') {
       const body = await readJson(request);

@@ -18,16 +18,9 @@ describe('POST /control/v1/examples 400', () => {
     assert.equal((await (await t.req('/control/v1/examples')).json()).total, 0);
   });
 
-  test('an empty upload and bytes that are not UTF-8 are refused', async () => {
+  test('an empty upload is refused', async () => {
     const empty = await upload(t, '\n\n');
     assert.equal(empty.status, 400);
     assert.match((await empty.json()).message, /no rows/);
-    const res = await t.app.request('/control/v1/examples', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/jsonl' },
-      body: new Uint8Array([0x7b, 0xff, 0x7d]),
-    });
-    assert.equal(res.status, 400);
-    assert.match((await res.json()).message, /not UTF-8/);
   });
 });

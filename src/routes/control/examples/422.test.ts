@@ -78,4 +78,29 @@ describe('POST /control/v1/examples 422 (row by row, nothing stored)', () => {
     assert.match(json.detail[0].msg, /^line 1: .*JSON nested deeper than 64 levels/);
     assert.match(json.detail[1].msg, /^line 2: __proto__: "__proto__" is not allowed/);
   });
+
+  test('a row that repeats a key is refused on its line, naming the key and where', async () => {
+    const json = await refused(
+      [
+        '{"state":"x","questions":{"q":{"type":"noul"},"q":{"type":"noul"}},"labels":{"q":true}}',
+        JSON.stringify(row('ok', { refund: REFUND }, { refund: true })),
+      ].join('\n'),
+    );
+    assert.equal(json.detail.length, 1);
+    assert.deepEqual(json.detail[0].loc, ['body', 1, 'questions', 'q']);
+    assert.equal(json.detail[0].type, 'duplicate_key');
+    assert.match(json.detail[0].msg, /^line 1: questions\.q: the key "q" appears more than once in questions/);
+  });
+
+  test('bytes that are not UTF-8 are refused like any body that is not JSON', async () => {
+    const res = await t.app.request('/control/v1/examples', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/jsonl' },
+      body: new Uint8Array([0x7b, 0xff, 0x7d]),
+    });
+    assert.equal(res.status, 422);
+    const json = await res.json();
+    assert.equal(json.detail[0].type, 'json_invalid');
+    assert.match(json.message, /not UTF-8/);
+  });
 });

@@ -50,6 +50,39 @@ for (const kind of databases()) {
       assert.equal(refund.status, 201);
     });
 
+    test('the example records who served the answer: x_answered_by, or answered_by in answers retained before 0.2.0', async () => {
+      await t.req('/control/v1/retention', { method: 'PUT', body: { days: 7 } });
+      const served = async (answers: Record<string, unknown>) => {
+        const requestId = `req_${Math.random().toString(16).slice(2).padEnd(32, '0').slice(0, 32)}`;
+        await t.teach.retention.keep(
+          t.account.id,
+          {
+            requestId,
+            keyId: t.keyId,
+            model: 'ft:brier-fake-3.0.0:adapter',
+            state: '"charged twice"',
+            questions: JSON.stringify({ refund: REFUND }),
+            answers: JSON.stringify({ refund: { type: 'noul', noul: 0.7, ...answers } }),
+          },
+          7,
+        );
+        const res = await t.req('/control/v1/outcomes', {
+          body: { request_id: requestId, question_id: 'refund', label: true },
+        });
+        assert.equal(res.status, 201);
+        const { example_id } = await res.json();
+        const row = await t.db.kysely
+          .selectFrom('example')
+          .select('served_by')
+          .where('id', '=', example_id)
+          .executeTakeFirstOrThrow();
+        return row.served_by;
+      };
+      assert.equal(await served({ x_abstained: false, x_answered_by: 'brier-fake-3.0.0' }), 'brier-fake-3.0.0');
+      assert.equal(await served({ abstained: false, answered_by: 'brier-fake-3.0.0' }), 'brier-fake-3.0.0');
+      assert.equal(await served({ x_abstained: false }), 'ft:brier-fake-3.0.0:adapter', 'no extension: the model');
+    });
+
     test('with the session cookie too', async () => {
       const client = await signedInClient(t);
       const { key } = await (await client.request('/control/v1/keys', { body: { name: 'app' } })).json();

@@ -63,7 +63,7 @@ describe('POST /v1/systemone 200', () => {
     urgency: { type: 'score', instructions: 'How urgent?', criteria: ['low', 'medium', { level: 'high' }] },
   };
 
-  test('says which answers abstained: the per-answer flag and the x-brier-abstained header', async () => {
+  test('says which answers abstained: the per-answer x_abstained flag and the x-brier-abstained header', async () => {
     const fake = createFakeEngine();
     // The first question gets the uniform answer (every question, on the state "all uniform").
     const uniform = (k: number) => Array<number>(k).fill(1 / k);
@@ -85,18 +85,19 @@ describe('POST /v1/systemone 200', () => {
         },
       });
       const body = await res.json();
-      assert.equal(body.answers['why not?'].abstained, true);
-      assert.deepEqual(body.answers['why not?'].probabilities, { billing: 0.33, tech: 0.33, other: 0.33 });
+      assert.equal(body.answers['why not?'].x_abstained, true);
+      // Uniform, in hundredths that sum to 1: the hundredth left over goes to the first option.
+      assert.deepEqual(body.answers['why not?'].probabilities, { billing: 0.34, tech: 0.33, other: 0.33 });
       assert.equal(res.headers.get('x-brier-abstained'), 'why%20not%3F');
-      assert.equal(body.answers.refund.abstained, Math.abs(body.answers.refund.noul - 0.5) <= 0.02);
+      assert.equal(body.answers.refund.x_abstained, Math.abs(body.answers.refund.noul - 0.5) <= 0.02);
       // Ids that do not fit in 2,048 characters: the header says `*`, the flags say which.
       const many = Object.fromEntries(
         Array.from({ length: 200 }, (_, i) => [`${'q'.repeat(20)}${i}`, { type: 'noul' }]),
       );
       const all = await app.req('/v1/systemone', { body: { state: 'all uniform', questions: many } });
       assert.equal(all.headers.get('x-brier-abstained'), '*');
-      const answers = Object.values((await all.json()).answers) as { abstained: boolean }[];
-      assert.ok(answers.every((a) => a.abstained));
+      const answers = Object.values((await all.json()).answers) as { x_abstained: boolean }[];
+      assert.ok(answers.every((a) => a.x_abstained));
     } finally {
       await app.close();
     }
@@ -113,8 +114,8 @@ describe('POST /v1/systemone 200', () => {
     const { refund, team, urgency } = body.answers;
     assert.equal(refund.type, 'noul');
     assert.ok(refund.noul >= 0 && refund.noul <= 1);
-    assert.deepEqual(Object.keys(refund), ['type', 'noul', 'abstained']);
-    for (const a of [refund, team, urgency]) assert.equal(typeof a.abstained, 'boolean');
+    assert.deepEqual(Object.keys(refund), ['type', 'noul', 'x_abstained']);
+    for (const a of [refund, team, urgency]) assert.equal(typeof a.x_abstained, 'boolean');
     assert.equal(team.type, 'choice');
     assert.deepEqual(Object.keys(team.probabilities), ['billing', 'tech', 'other']);
     const best = Object.entries(team.probabilities as Record<string, number>).sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -123,15 +124,17 @@ describe('POST /v1/systemone 200', () => {
     assert.deepEqual(urgency.legend, { '0': 'low', '1': 'medium', '2': { level: 'high' } });
     assert.deepEqual(Object.keys(urgency.probabilities), ['0', '1', '2']);
     for (const p of [team.probabilities, urgency.probabilities]) {
-      const sum = Object.values(p as Record<string, number>).reduce((a, b) => a + b, 0);
-      assert.ok(Math.abs(sum - 1) <= 0.015, `sum ${sum}`);
+      // In integer hundredths: exactly 1.00.
+      const sum = Object.values(p as Record<string, number>).reduce((a, b) => a + Math.round(b * 100), 0);
+      assert.equal(sum, 100);
       for (const x of Object.values(p as Record<string, number>)) assert.equal(Math.round(x * 100) / 100, x);
     }
+    // The score is the expectation of the rounded probabilities, exactly (in hundredths).
     const expected = Object.entries(urgency.probabilities as Record<string, number>).reduce(
-      (a, [i, p]) => a + Number(i) * p,
+      (a, [i, p]) => a + Number(i) * Math.round(p * 100),
       0,
     );
-    assert.ok(Math.abs(urgency.score - expected) <= 0.02);
+    assert.equal(Math.round(urgency.score * 100), expected);
     assert.ok(body.usage.input_tokens > 0);
     assert.equal(body.usage.output_tokens, 2 + 3 + 3);
   });
@@ -211,5 +214,53 @@ describe('POST /v1/systemone 200', () => {
       .where('id', '=', own.keyId)
       .executeTakeFirst();
     assert.ok(Number(key?.last_used_at) > 0);
+  });
+});
+
+describe("POST /v1/systemone 200: Brier's extensions on the wire", () => {
+  const asked = {
+    state: 's',
+    questions: {
+      refund: { type: 'noul', instructions: 'abstain: refund?' },
+      team: { type: 'choice', criteria: { billing: null, tech: null } },
+      urgency: { type: 'score', criteria: ['low', 'high'] },
+    },
+  };
+  /** The fields System One defines, per answer type; everything else must start with x_. */
+  const SPEC: Record<string, string[]> = {
+    noul: ['type', 'noul'],
+    choice: ['type', 'choice', 'probabilities', 'confidence'],
+    score: ['type', 'score', 'legend', 'probabilities', 'confidence'],
+  };
+
+  test('every field outside the spec is x_-prefixed (x_abstained), at the top and in every answer', async () => {
+    const t = await makeTestApp();
+    try {
+      const body = await (await t.req('/v1/systemone', { body: asked })).json();
+      assert.deepEqual(Object.keys(body).sort(), ['answers', 'model', 'usage']);
+      for (const answer of Object.values(body.answers) as Record<string, unknown>[]) {
+        const extra = Object.keys(answer).filter((k) => !SPEC[String(answer.type)]?.includes(k));
+        assert.deepEqual(extra, ['x_abstained']);
+      }
+      assert.equal(body.answers.refund.x_abstained, true);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('BRIER_LEGACY_EXTENSION_FIELDS=on: the deprecated unprefixed names too, with the same values', async () => {
+    const t = await makeTestApp({ legacyExtensionFields: true });
+    try {
+      const res = await t.req('/v1/systemone', { body: asked });
+      const body = await res.json();
+      for (const answer of Object.values(body.answers) as Record<string, unknown>[]) {
+        assert.equal(typeof answer.x_abstained, 'boolean');
+        assert.equal(answer.abstained, answer.x_abstained);
+        assert.equal('answered_by' in answer, false, 'answered_by only where x_answered_by is');
+      }
+      assert.equal(res.headers.get('x-brier-abstained'), 'refund');
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -3,14 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
 import { createFakeEngine } from '../../../engines/fake/fake-engine.ts';
 
-describe('POST /v1/systemone 400 (semantic limits)', () => {
+describe('POST /v1/systemone 400 (the model: an unknown model, a request over its token limits)', () => {
   let t: TestApp;
   before(async () => {
     t = await makeTestApp({ engine: createFakeEngine({ limits: { contextTokens: 60, inputTokens: 40 } }) });
   });
   after(() => t.close());
 
-  async function refused(body: unknown, pattern: RegExp, errorType = 'invalid_request') {
+  async function refused(body: unknown, pattern: RegExp, errorType: string) {
     const res = await t.req('/v1/systemone', { body });
     assert.equal(res.status, 400);
     assert.match(res.headers.get('x-typesafe-request-id') ?? '', /^req_/);
@@ -21,44 +21,12 @@ describe('POST /v1/systemone 400 (semantic limits)', () => {
     return json;
   }
 
-  test('unknown question type names the question and the type', async () => {
-    await refused(
-      { state: 's', questions: { q1: { type: 'rank', criteria: ['a'] } } },
-      /questions\.q1\.type: unknown question type "rank"; expected noul, choice or score/,
-    );
-  });
-
-  test('choice with too many or too few labels names the limit', async () => {
-    const many = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null]));
-    await refused(
-      { state: 's', questions: { c: { type: 'choice', criteria: many } } },
-      /questions\.c\.criteria: choice needs 2 to 255 labels, got 256/,
-    );
-    await refused(
-      { state: 's', questions: { c: { type: 'choice', criteria: { only: null } } } },
-      /choice needs 2 to 255 labels, got 1/,
-    );
-  });
-
-  test('score with too many or too few levels names the limit', async () => {
-    const eleven = Array.from({ length: 11 }, (_, i) => `l${i}`);
-    await refused(
-      { state: 's', questions: { s: { type: 'score', criteria: eleven } } },
-      /questions\.s\.criteria: score needs 2 to 10 levels/,
-    );
-    await refused({ state: 's', questions: { s: { type: 'score', criteria: ['one'] } } }, /score needs 2 to 10 levels/);
-  });
-
   test('unknown model is named', async () => {
     await refused(
       { model: 'gpt-9', state: 's', questions: { q: { type: 'noul' } } },
       /model "gpt-9" is not served here/,
       'model_not_found',
     );
-  });
-
-  test('malformed JSON', async () => {
-    await refused('{"state": "s", "questions": {', /not valid JSON/, 'invalid_json');
   });
 
   test('over the input limit: state plus the longest question', async () => {
@@ -79,54 +47,7 @@ describe('POST /v1/systemone 400 (semantic limits)', () => {
     await refused({ state, questions }, /state plus all questions is 66 tokens, limit 60/, 'max_tokens_exceeded');
   });
 
-  const nest = (levels: number): unknown => {
-    let v: unknown = 'leaf';
-    for (let i = 0; i < levels; i++) v = [v];
-    return v;
-  };
   const noul = { q: { type: 'noul' } };
-
-  test('JSON nested past 64 levels is refused naming the field and the limit, wherever it is', async () => {
-    // As text: JSON.stringify itself overflows the stack on 5,000 levels.
-    const deep = `${'['.repeat(5000)}"leaf"${']'.repeat(5000)}`;
-    const q = '{"q":{"type":"noul"}}';
-    const cases: [string, RegExp][] = [
-      [`{"state":${deep},"questions":${q}}`, /^state\[0\]/],
-      [`{"state":"s","questions":{"q":{"type":"noul","instructions":${deep}}}}`, /^questions\.q\.instructions\[0\]/],
-      [
-        `{"state":"s","questions":{"q":{"type":"score","criteria":["low",${deep}]}}}`,
-        /^questions\.q\.criteria\[1\]\[0\]/,
-      ],
-      [`{"model":${deep},"state":"s","questions":${q}}`, /^model\[0\]/],
-    ];
-    for (const [body, field] of cases) {
-      const json = await refused(body, /JSON nested deeper than 64 levels \(the limit; the body is level 1\)/);
-      assert.match(json.message, field);
-      assert.ok(json.message.length < 300, 'the message does not echo the input');
-    }
-  });
-
-  test('a state nested 63 levels deep (64 with the body) is answered', async () => {
-    const res = await t.req('/v1/systemone', { body: { state: nest(63), questions: noul } });
-    assert.equal(res.status, 200);
-  });
-
-  test('"__proto__" as a question id, a label or a state key is refused, naming where', async () => {
-    const text = (inner: string) =>
-      `{"state":${inner.includes('STATE') ? inner.replace('STATE', '') : '"s"'},"questions":${inner.includes('STATE') ? '{"q":{"type":"noul"}}' : inner}}`;
-    await refused(
-      text('{"__proto__":{"type":"noul"},"a":{"type":"noul"}}'),
-      /^questions\.__proto__: "__proto__" is not allowed as a key/,
-    );
-    await refused(
-      text('{"q":{"type":"choice","criteria":{"__proto__":null,"b":null}}}'),
-      /^questions\.q\.criteria\.__proto__: "__proto__" is not allowed/,
-    );
-    await refused(
-      text('STATE{"user":{"__proto__":{"admin":true}}}'),
-      /^state\.user\.__proto__: "__proto__" is not allowed/,
-    );
-  });
 
   test('ids and labels named like Object.prototype members are answered like any other', async () => {
     const names = ['constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];

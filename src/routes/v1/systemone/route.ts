@@ -15,7 +15,7 @@ export const systemOneRoute = defineRoute({
   tags: ['Inference'],
   summary: 'Answer typed questions about one state',
   description:
-    'Answers every question (noul, choice, score) with probabilities in one pass over the state. Probabilities, scores and confidences are rounded to 2 decimals; each distribution sums to 1 before rounding.',
+    'Answers every question (noul, choice, score) with probabilities in one pass over the state. Each distribution is rounded to hundredths that sum to exactly 1; choice, score and confidence agree with the rounded numbers. Every invalid body is a 422 with a FastAPI-style detail list (a duplicate key included); an unknown model or a request over the token limits is a 400. Brier extensions start with x_.',
   request: { body: { required: true, content: { 'application/json': { schema: SystemOneRequest } } } },
   responses: {
     200: {
@@ -33,7 +33,7 @@ export function registerSystemOne(
   api: Api,
   deps: { systemOne: SystemOne; usage: UsageRecorder; retention?: Retention | undefined },
 ): void {
-  // Metered before the body is read, so that refusals of the body (413, 415, 400) are counted too.
+  // Metered before the body is read, so that refusals of the body (413, 415, 422) are counted too.
   const before = [usageMeter(deps.usage, SYSTEMONE_PATH)];
   api.openapi(
     systemOneRoute,
