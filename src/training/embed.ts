@@ -1,28 +1,36 @@
-/** The embedding step: every text the training and evaluation sets need, into the disk cache (resumable). */
-import { createEmbedder } from '../engines/embedded/embedder.ts';
+/** The embedding step: every text the training and evaluation sets need, in both encoders' disk caches (resumable). */
+import { createEmbedder, type Embedder } from '../engines/embedded/embedder.ts';
+import { createMiniLm, MINILM_DIM, MINILM_WINDOW } from '../engines/embedded/minilm.ts';
 import { createEncoderPool } from '../engines/embedded/pool.ts';
-import { requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
+import { miniTexts, requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
 import { createEncoderTokenizer } from '../engines/embedded/tokenizer.ts';
+import type { DecisionRequest } from '../engines/request.ts';
 import { loadCaldec } from './caldec.ts';
 import { HEAD_TASKS, rowsPerTask } from './config.ts';
-import { type Example, listTasks, loadTask } from './data.ts';
+import { listTasks, loadTask } from './data.ts';
 import { POLARITY_TEXTS } from './polarity-lexicon.ts';
-import { openDiskStore } from './store.ts';
+import { type DiskStore, openDiskStore } from './store.ts';
+import { generateItems } from './templates.ts';
 
-/**
- * Embeds the texts of `examples` (and of CalDec, `withCaldec`) and the polarity lexicon's that the
- * disk cache does not hold yet.
- */
-export async function embedAll(examples: Example[], withCaldec: boolean, log: (m: string) => void): Promise<void> {
-  const store = openDiskStore();
-  const all = new Set<string>(POLARITY_TEXTS);
-  for (const ex of examples) for (const t of textsToEmbed(requestTexts(ex.request))) all.add(t);
-  if (withCaldec) for (const c of loadCaldec()) for (const t of textsToEmbed(requestTexts(c.request))) all.add(t);
-  const todo = [...all].filter((t) => !store.get(t));
-  log(`embeddings: ${all.size} distinct texts, ${todo.length} to encode (cache: ${store.size()})`);
+/** The USE-lite cache (the default store) and the MiniLM cache. */
+export function openStores(readOnly = false): { use: DiskStore; mini: DiskStore } {
+  return {
+    use: openDiskStore(undefined, readOnly),
+    mini: openDiskStore(`minilm-w${MINILM_WINDOW}`, readOnly, MINILM_DIM),
+  };
+}
+
+async function encodeMissing(
+  name: string,
+  store: DiskStore,
+  texts: ReadonlySet<string>,
+  embedderOf: (store: DiskStore) => { embedder: Embedder; close: () => Promise<void> },
+  log: (m: string) => void,
+): Promise<void> {
+  const todo = [...texts].filter((t) => !store.get(t));
+  log(`embeddings (${name}): ${texts.size} distinct texts, ${todo.length} to encode (cache: ${store.size()})`);
   if (todo.length === 0) return;
-  const encoder = createEncoderPool({ threads: 2 });
-  const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer(), cacheEntries: 0, store });
+  const { embedder, close } = embedderOf(store);
   const started = Date.now();
   const BATCH = 128;
   for (let i = 0; i < todo.length; i += BATCH) {
@@ -37,14 +45,72 @@ export async function embedAll(examples: Example[], withCaldec: boolean, log: (m
     }
   }
   store.flush();
-  await encoder.close();
+  await close();
 }
 
 /**
- * `npm run train:embed`: the texts of every labelled set (as `train` samples them) and of CalDec,
- * embedded into the disk cache, so that a later `train` starts from cached embeddings.
+ * Embeds what the engine reads of `requests` (and of CalDec, `withCaldec`) and the polarity lexicon,
+ * in USE-lite and in MiniLM (the zero-shot families' texts and every state), where the caches lack it.
+ * Requests are read as brier-lite 4 reads them (negated yes/no questions in their plain wording).
+ */
+export async function embedAll(
+  requests: readonly DecisionRequest[],
+  withCaldec: boolean,
+  log: (m: string) => void,
+): Promise<void> {
+  const stores = openStores();
+  const use = new Set<string>(POLARITY_TEXTS);
+  const mini = new Set<string>();
+  const all = withCaldec ? [...requests, ...loadCaldec().map((c) => c.request)] : requests;
+  for (const r of all) {
+    const rt = requestTexts(r, undefined, true);
+    for (const t of textsToEmbed(rt)) use.add(t);
+    for (const t of miniTexts(rt)) mini.add(t);
+    if (rt.state) mini.add(rt.state);
+  }
+  await encodeMissing(
+    'USE-lite',
+    stores.use,
+    use,
+    (store) => {
+      const encoder = createEncoderPool({ threads: 2 });
+      const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer(), cacheEntries: 0, store });
+      return { embedder, close: () => encoder.close() };
+    },
+    log,
+  );
+  await encodeMissing(
+    'MiniLM',
+    stores.mini,
+    mini,
+    (store) => {
+      const m = createMiniLm({ threads: 2 });
+      const embedder = createEmbedder({
+        encoder: m.encoder,
+        tokenizer: m.tokenizer,
+        cacheEntries: 0,
+        store,
+        window: MINILM_WINDOW,
+      });
+      return { embedder, close: () => m.encoder.close() };
+    },
+    log,
+  );
+}
+
+/** Every labelled row of every set as `train` samples them, with the questions generated from their labels. */
+export function trainingRequests(): DecisionRequest[] {
+  return listTasks().flatMap((t) => {
+    const rows = loadTask(t, rowsPerTask(t), HEAD_TASKS);
+    return [...rows, ...generateItems(t, rows).map((g) => g.example)].map((ex) => ex.request);
+  });
+}
+
+/**
+ * `npm run train:embed`: the texts of every labelled set (as `train` samples them), of the questions
+ * generated from them, and of CalDec, embedded into the disk caches, so that a later `train` starts
+ * from cached embeddings.
  */
 export async function embedTrainingData(log: (line: string) => void = console.log): Promise<void> {
-  const examples = listTasks().flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
-  await embedAll(examples, true, log);
+  await embedAll(trainingRequests(), true, log);
 }

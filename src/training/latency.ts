@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CalibrationFile, LatencyReport, WeightsFile } from '../engines/embedded/artifacts.ts';
+import type { CalibrationFile, LatencyReport, WeightsFile, ZeroShotFile } from '../engines/embedded/artifacts.ts';
 import { createEmbeddedEngine } from '../engines/embedded/index.ts';
 import { createEncoderTokenizer } from '../engines/embedded/tokenizer.ts';
 import type { DecisionRequest } from '../engines/request.ts';
@@ -66,6 +66,7 @@ export async function measureLatency(
   _outDir: string,
   weights: WeightsFile,
   calibration: CalibrationFile,
+  zeroShot: ZeroShotFile | null,
   log: (m: string) => void,
   runs = 50,
 ): Promise<LatencyReport> {
@@ -73,6 +74,7 @@ export async function measureLatency(
   try {
     writeFileSync(join(dir, 'weights.json'), JSON.stringify(weights));
     writeFileSync(join(dir, 'calibration.json'), JSON.stringify(calibration));
+    if (zeroShot) writeFileSync(join(dir, 'zeroshot.json'), JSON.stringify(zeroShot));
     return await measureEngineLatency(dir, log, runs);
   } finally {
     rmSync(dir, { recursive: true, force: true });

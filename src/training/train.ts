@@ -29,6 +29,7 @@ import {
   type ReportFile,
   WEIGHTS_FORMAT,
   type WeightsFile,
+  type ZeroShotFile,
 } from '../engines/embedded/artifacts.ts';
 import { type CalibrationModel, calibrate } from '../engines/embedded/calibration.ts';
 import { ENCODER_WINDOW, normalize } from '../engines/embedded/embedder.ts';
@@ -55,7 +56,8 @@ import {
   type Signature,
 } from '../engines/embedded/model.ts';
 import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
-import { requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
+import type { QuestionReading } from '../engines/embedded/reading.ts';
+import { miniTexts, requestTexts, textsToEmbed } from '../engines/embedded/texts.ts';
 import type { DecisionRequest } from '../engines/request.ts';
 import { encodeFloats } from './artifact.ts';
 import { type CaldecCase, loadCaldec } from './caldec.ts';
@@ -63,7 +65,7 @@ import { fitCalibration, fitCalibrationModel, fitDescriptorWeights } from './cal
 import { writeCard } from './card.ts';
 import { CROSS_FIT_FOLDS, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, SEEN_FOLDS, STAGE_A_SEEDS } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
-import { embedAll } from './embed.ts';
+import { embedAll, openStores } from './embed.ts';
 import { asServed, brierScore, computeMetrics, type MetricItem, oneHot } from './evaluation.ts';
 import { type BlendItem, blend, fitFamiliarity } from './familiarity.ts';
 import { goldenInputs } from './golden.ts';
@@ -82,7 +84,9 @@ import {
   leaveTasksOut,
   uniformBrier,
 } from './stage-b.ts';
-import { type DiskStore, openDiskStore } from './store.ts';
+import type { DiskStore } from './store.ts';
+import { generateItems } from './templates.ts';
+import { fitZeroShot } from './zero-shot-fit.ts';
 
 export interface TrainOptions {
   /**
@@ -121,6 +125,9 @@ type ScoredRow = BRow & {
   near?: { task: string; similarity: number } | null;
   /** features.ts `polarityOf` of the row's question. */
   polarity?: { state: number; scale: number } | undefined;
+  /** The row's example id and how its question reads (unseen rows). */
+  id?: string;
+  reading?: QuestionReading | undefined;
 };
 type CrossFitted = { task: string; type: QuestionType; p: number[]; target: number };
 
@@ -157,14 +164,31 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const tasks = listTasks();
   if (tasks.length === 0) throw new Error('npm run train needs ../shared/data/decisions/*.jsonl');
   const examples: Example[] = tasks.flatMap((t) => loadTask(t, rowsPerTask(t), HEAD_TASKS));
-  log(`${examples.length} rows from ${tasks.length} sets; head trained on ${[...HEAD_TASKS].join(', ')}`);
-  await embedAll(examples, true, log);
-  const store = openDiskStore();
+  const generated = tasks.flatMap((t) =>
+    generateItems(
+      t,
+      examples.filter((ex) => ex.task === t),
+    ),
+  );
+  log(
+    `${examples.length} rows from ${tasks.length} sets and ${generated.length} questions generated from their labels; head trained on ${[...HEAD_TASKS].join(', ')}`,
+  );
+  await embedAll(
+    [...examples, ...generated.map((g) => g.example)].map((ex) => ex.request),
+    true,
+    log,
+  );
+  const stores = openStores(true);
+  const store = stores.use;
   const polarity = polarityAxis(
     store,
     examples.map((ex) => store.get(requestTexts(ex.request).state) ?? ZERO_VECTOR),
   );
-  const inputsOf = inputsFrom(store, polarity);
+  const inputsOf = inputsFrom(stores, polarity);
+
+  // Stage Z: the zero-shot family maps (zero-shot-fit.ts), fitted and measured leave-source-out; the
+  // sets' own rows answered by maps fitted without their set take the place of the unseen answer below
+  const zeroShot = fitZeroShot(examples, generated, { use: stores.use, mini: stores.mini, polarity }, log);
 
   const rows: TrainRow[] = examples.map((ex) => {
     const x = inputsOf(ex.request)[0];
@@ -185,10 +209,11 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
     .filter((c) => caldecHalf(c.id) === 0)
     .flatMap((c) => inputsOf(c.request).map((x, qi) => ({ x, site: c.site, soft: c.targets[qi] ?? [] })));
 
-  const stageB = fitStageB(rows, headTrain, stageA, caldecFit, log);
+  const stageB = fitStageB(rows, headTrain, stageA, caldecFit, zeroShot.rowAnswers, log);
   const { calibration } = stageB;
   const weightsFile = weightsFileOf(stageA.final.weights, rows, polarity);
-  const model = parseModel(weightsFile, calibration);
+  const zeroShotFile: ZeroShotFile = { ...zeroShot.file, modelId: EMBEDDED_MODEL_ID };
+  const model = parseModel(weightsFile, calibration, zeroShotFile);
 
   // evaluation with the shipped model
   const scored: { task: string; type: QuestionType; p: number[]; target: number; family: string }[] = [];
@@ -201,11 +226,12 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   log(`evaluated ${scored.length} held-out rows and ${caldecItems.length} CalDec decisions`);
 
   const latency: LatencyReport | null =
-    options.latency === false ? null : await measureLatency(outDir, weightsFile, calibration, log);
+    options.latency === false ? null : await measureLatency(outDir, weightsFile, calibration, zeroShotFile, log);
 
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'weights.json'), `${JSON.stringify(weightsFile)}\n`);
   writeFileSync(join(outDir, 'calibration.json'), `${JSON.stringify(calibration, null, 2)}\n`);
+  writeFileSync(join(outDir, 'zeroshot.json'), `${JSON.stringify(zeroShotFile)}\n`);
   const golden: GoldenFile = {
     modelId: EMBEDDED_MODEL_ID,
     probabilities: goldenInputs().map((x) => predict(x, model).probabilities),
@@ -288,18 +314,30 @@ export function polarityAxis(store: DiskStore, states: readonly Float32Array[]):
   return { axis, levels, center, scale: Number(Math.sqrt(sq / Math.max(1, states.length)).toFixed(6)) };
 }
 
-/** The question inputs of a request from cached embeddings (every text must be in the store). */
-function inputsFrom(store: DiskStore, polarity: PolarityAxis): (request: DecisionRequest) => QuestionInput[] {
-  return (request) => {
-    const rt = requestTexts(request);
+/**
+ * The question inputs of a request from cached embeddings, read as brier-lite 4 reads them (every text
+ * must be in the caches).
+ */
+function inputsFrom(
+  stores: { use: DiskStore; mini: DiskStore },
+  polarity: PolarityAxis,
+): (request: DecisionRequest) => QuestionInput[] {
+  const lookup = (store: DiskStore, texts: readonly string[]): Map<string, Float32Array> => {
     const vecs = new Map<string, Float32Array>();
-    for (const t of textsToEmbed(rt)) {
+    for (const t of texts) {
       const v = store.get(t);
       if (!v) throw new Error(`missing embedding for ${JSON.stringify(t.slice(0, 60))}`);
       vecs.set(t, v);
     }
+    return vecs;
+  };
+  return (request) => {
+    const rt = requestTexts(request, undefined, true);
+    const vecs = lookup(stores.use, textsToEmbed(rt));
+    const mini = lookup(stores.mini, miniTexts(rt));
     const facts = stateFacts(rt);
-    return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, facts, polarity));
+    const second = { state: mini.get(rt.state) ?? null, vectors: mini };
+    return rt.questions.map((q) => buildInput(q, vecs.get(rt.state) ?? ZERO_VECTOR, vecs, facts, polarity, second));
   };
 }
 
@@ -345,6 +383,7 @@ function fitStageB(
   headTrain: TrainRow[],
   stageA: StageAOutputs,
   caldecFit: { x: QuestionInput; site: string; soft: number[] }[],
+  zeroShotAnswers: ReadonlyMap<string, number[]>,
   log: (m: string) => void,
 ): StageBResult {
   const final = stageA.final;
@@ -359,11 +398,23 @@ function fitStageB(
   const unseenRows: ScoredRow[] = [];
   for (const r of rows) {
     if (!HEAD_TASKS.has(r.task))
-      unseenRows.push({ ...bRow(r, bilOf(r, final.weights)), near: nearOther(r), polarity: r.x.polarity });
+      unseenRows.push({
+        ...bRow(r, bilOf(r, final.weights)),
+        near: nearOther(r),
+        polarity: r.x.polarity,
+        id: r.ex.id,
+        reading: r.x.reading,
+      });
     else {
       const bil = stageA.leaveOut.get(r.ex.id);
       if (!bil) throw new Error(`no leave-task-out score for ${r.ex.id}`);
-      unseenRows.push({ ...bRow(r, bil), near: nearOther(r), polarity: r.x.polarity });
+      unseenRows.push({
+        ...bRow(r, bil),
+        near: nearOther(r),
+        polarity: r.x.polarity,
+        id: r.ex.id,
+        reading: r.x.reading,
+      });
     }
   }
   // seen-family rows: out-of-fold scores of training rows
@@ -488,9 +539,15 @@ function fitStageB(
         }
         seenAnswer = { p: calibrate(combine(r.bil, r.psi, beta, r.k), cal), similarity: r.near.similarity };
       }
-      blendItems.push({ task: h.task, type, target: h.target, pUnseen: h.p, seen: seenAnswer });
+      // brier-lite 4: where the question's family has a zero-shot map, its held-out answer is the unseen one
+      const zs = r.id === undefined ? undefined : zeroShotAnswers.get(r.id);
+      blendItems.push({ task: h.task, type, target: h.target, pUnseen: zs ?? h.p, seen: seenAnswer });
+      // a scale its words call a polarity (stars, satisfaction) is one, on the side they name
+      const side = r.reading?.family === 'polarity' ? r.reading.direction : 0;
       polarityItems.push(
-        type === 'score' && r.polarity ? { task: h.task, k: r.k, ...r.polarity, target: h.target } : null,
+        type === 'score' && r.polarity
+          ? { task: h.task, k: r.k, ...r.polarity, ...(side !== 0 ? { scale: side } : {}), target: h.target }
+          : null,
       );
       lotoHeldOut.push({ ...h, type });
     });

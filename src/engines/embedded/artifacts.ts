@@ -5,12 +5,14 @@
  *
  * - weights.json      `WeightsFile`: the bilinear head and the training tasks' instruction signatures
  * - calibration.json  `CalibrationFile`: per question type and family, the betas and the calibration map
+ * - zeroshot.json     `ZeroShotFile` (brier-lite 4; absent before): the reference pools and the family maps
+ *                     of the zero-shot answers (zero-shot.ts)
  * - golden.json       `GoldenFile`: the answers to fixed synthetic inputs (src/training/golden.ts), which
  *                     the tests recompute from the committed artifact
  * - report.json       `ReportFile`: every number of the model card
  * - MODEL_CARD.md     the model card, Markdown (`readModelCard` with report.json)
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CalibrationParams, DescriptorRange } from './calibration.ts';
@@ -18,6 +20,7 @@ import type { QuestionType } from './features.ts';
 
 export const WEIGHTS_FORMAT = 'brier-lite-head/3';
 export const CALIBRATION_FORMAT = 'brier-lite-calibration/2';
+export const ZEROSHOT_FORMAT = 'brier-lite-zeroshot/1';
 
 export type Family = 'seen' | 'unseen';
 
@@ -97,6 +100,37 @@ export interface WeightsFile {
    */
   polarity: { axis: string; levels?: string; center: string; scale: number };
   signatures: { task: string; type: QuestionType; k: number; instruction: string }[];
+}
+
+/** A reference pool as stored: base64 little-endian float32 mean (dim) and basis (rank x dim). */
+export interface PoolFile {
+  dim: number;
+  rank: number;
+  mean: string;
+  basis: string;
+  variances: number[];
+  residual: number;
+}
+
+/** A fitted map over named signals (zero-shot.ts `SignalMap`); null: the family abstains. */
+export interface SignalMapFile {
+  signals: string[];
+  weights: number[];
+  bias: number;
+  alpha: number;
+}
+
+/** zeroshot.json (brier-lite 4): what the zero-shot families read and how they answer (zero-shot.ts). */
+export interface ZeroShotFile {
+  format: string;
+  modelId: string;
+  /** The second encoder, as shipped in models/ (e.g. all-MiniLM-L6-v2). */
+  encoder: string;
+  pools: { minilm: PoolFile; use: PoolFile };
+  noul: { content: SignalMapFile | null; polarity: SignalMapFile | null; pair: SignalMapFile | null };
+  choice: SignalMapFile | null;
+  /** c of s(z) = c tanh(z / c), the state's polarity place as the maps read it. */
+  saturation: number;
 }
 
 /** golden.json: the model's answers to src/training/golden.ts `goldenInputs()`, in order. */
@@ -206,11 +240,20 @@ export function decodeFloats(s: string, expected: number, what: string): Float32
   return out;
 }
 
-/** weights.json and calibration.json of the artifact in `dir`, as stored (model.ts `parseModel` checks them). */
-export function readArtifactFiles(dir: string): { weights: WeightsFile; calibration: CalibrationFile } {
+/**
+ * weights.json, calibration.json and (brier-lite 4) zeroshot.json of the artifact in `dir`, as stored
+ * (model.ts `parseModel` checks them); `zeroShot` is null where the artifact has none.
+ */
+export function readArtifactFiles(dir: string): {
+  weights: WeightsFile;
+  calibration: CalibrationFile;
+  zeroShot: ZeroShotFile | null;
+} {
   const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
   const calibration = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as CalibrationFile;
-  return { weights, calibration };
+  const zeroShotPath = join(dir, 'zeroshot.json');
+  const zeroShot = existsSync(zeroShotPath) ? (JSON.parse(readFileSync(zeroShotPath, 'utf8')) as ZeroShotFile) : null;
+  return { weights, calibration, zeroShot };
 }
 
 /** The few numbers the console shows of one evaluation: null where report.json has no finite number. */

@@ -6,6 +6,7 @@
  */
 import type { DecisionQuestion } from '../request.ts';
 import { EMBEDDING_DIM } from './pool.ts';
+import type { QuestionReading } from './reading.ts';
 import type { QuestionTexts, RequestTexts } from './texts.ts';
 
 export type QuestionType = DecisionQuestion['type'];
@@ -26,8 +27,17 @@ export interface QuestionInput {
   sentLen: number;
   /** The state came as a JSON object or array (see texts.ts `structured`). */
   structured: boolean;
+  /** StateFacts `lnWords` (absent: 0). */
+  lnWords?: number;
   /** Where the state and the question stand on the polarity axis (see `PolarityAxis`); absent: 0, 0. */
   polarity?: { state: number; scale: number };
+  /** How the question reads (reading.ts). */
+  reading?: QuestionReading;
+  /**
+   * The second encoder's vectors (MiniLM, brier-lite 4), laid out like `s`, `o` and `pairSim`; absent
+   * where the model has no zero-shot part. `s` is null when no question of the request needed it.
+   */
+  mini?: { s: Float32Array | null; o: (Float32Array | null)[]; pairSim: number | null };
 }
 
 /**
@@ -76,12 +86,15 @@ export function polarityOf(
 /** What the head and the calibration read from the state besides its embedding: the same for every question. */
 export interface StateFacts {
   sentLen: number;
+  /** ln(1 + the state's words): a long text and a short utterance are read best by different encoders. */
+  lnWords: number;
   structured: boolean;
 }
 
 /** Computed once per request. */
 export function stateFacts(rt: RequestTexts): StateFacts {
-  return { sentLen: sentenceLength(rt.state), structured: rt.structured };
+  const words = rt.state.split(/\s+/).filter((w) => w.length > 0).length;
+  return { sentLen: sentenceLength(rt.state), lnWords: Math.log1p(words), structured: rt.structured };
 }
 
 export const SCALAR_FEATURES: Record<QuestionType, readonly string[]> = {
@@ -119,21 +132,30 @@ export function sentenceLength(text: string): number {
   return Math.max(-4, Math.min(4, (words / sentences - 20) / 5));
 }
 
+/** The cosine of a pair's two parts in one encoder's vectors, or null. */
+function pairCosine(pair: [string, string] | null, get: (t: string | null) => Float32Array | null): number | null {
+  const a = pair ? get(pair[0]) : null;
+  const b = pair ? get(pair[1]) : null;
+  return a && b ? dot(a, b) : null;
+}
+
+/** Embeddings by text (a Map, or training's disk store). */
+export interface VectorLookup {
+  get(text: string): Float32Array | undefined;
+}
+
 export function buildInput(
   q: QuestionTexts,
   stateVec: Float32Array,
-  vectors: ReadonlyMap<string, Float32Array>,
+  vectors: VectorLookup,
   facts: StateFacts,
   polarity?: PolarityAxis,
+  mini?: { state: Float32Array | null; vectors: VectorLookup },
 ): QuestionInput {
   const get = (t: string | null): Float32Array | null => (t ? (vectors.get(t) ?? null) : null);
-  let pairSim: number | null = null;
-  if (q.pair) {
-    const a = get(q.pair[0]);
-    const b = get(q.pair[1]);
-    if (a && b) pairSim = dot(a, b);
-  }
+  const pairSim = pairCosine(q.pair, get);
   const o = q.options.map(get);
+  const getMini = (t: string | null): Float32Array | null => (t && mini ? (mini.vectors.get(t) ?? null) : null);
   return {
     type: q.type,
     k: q.options.length,
@@ -142,8 +164,11 @@ export function buildInput(
     o,
     pairSim,
     sentLen: facts.sentLen,
+    lnWords: facts.lnWords,
     structured: facts.structured,
     ...(polarity ? { polarity: polarityOf(q.type, stateVec, o, polarity) } : {}),
+    reading: q.reading,
+    ...(mini ? { mini: { s: mini.state, o: q.options.map(getMini), pairSim: pairCosine(q.pair, getMini) } } : {}),
   };
 }
 

@@ -16,14 +16,16 @@ import {
   type TokenCounts,
 } from '../engine.ts';
 import type { DecisionRequest } from '../request.ts';
+import { linkQuestions, reconcile } from './coherence.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
+import { createMiniLm, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder } from './pool.ts';
-import { requestTexts, textsToEmbed } from './texts.ts';
+import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-3.7.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-4.0.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**
@@ -66,6 +68,13 @@ export interface EmbeddedEngineOptions {
   parallelism?: number;
   /** Micro-batching window of the embedder, ms (default 0: merge calls of the same event-loop turn). */
   batchWindowMs?: number;
+  /**
+   * The second encoder (MiniLM) to use instead of models/all-MiniLM-L6-v2 (tests). Used only by models
+   * with a zero-shot part (zeroshot.json); closed by close() only if created here.
+   */
+  miniLm?: MiniLm;
+  /** onnxruntime threads of the MiniLM encoder (default 1). */
+  miniLmThreads?: number;
 }
 
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
@@ -80,6 +89,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   let tokenizer: EncoderTokenizer | null = null;
   let encoder: TextEncoder | null = null;
   let embedder: Embedder | null = null;
+  /** The second encoder's embedder, for models with a zero-shot part. */
+  let miniEmbedder: Embedder | null = null;
+  let miniLm: MiniLm | null = null;
   let loading: Promise<void> | null = null;
   /** True once the encoder has answered its warm-up call (model, workers and WASM all loaded). */
   let warm = false;
@@ -94,8 +106,20 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   async function load(): Promise<void> {
     if (closed) throw new Error('engine is closed');
     loading ??= (async () => {
-      model = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
+      const loaded = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
+      model = loaded;
       encoder = options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
+      if (loaded.zeroShot) {
+        miniLm = options.miniLm ?? createMiniLm({ threads: options.miniLmThreads ?? 1 });
+        miniEmbedder = createEmbedder({
+          encoder: miniLm.encoder,
+          tokenizer: miniLm.tokenizer,
+          cacheEntries: options.cacheEntries,
+          cacheTtlMs: options.cacheTtlMs,
+          window: MINILM_WINDOW,
+          batchWindowMs: options.batchWindowMs,
+        });
+      }
       embedder = createEmbedder({
         encoder,
         tokenizer: tok(),
@@ -105,7 +129,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
         metrics: () => metrics,
         batchWindowMs: options.batchWindowMs,
       });
-      await encoder.embed(['warm up']);
+      await Promise.all([encoder.embed(['warm up']), miniLm?.encoder.embed(['warm up'])]);
       warm = true;
     })();
     loading.catch(() => {
@@ -148,20 +172,28 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       const m = model;
       const e = embedder;
       if (!m || !e) throw new Error('engine is not loaded');
-      const rt = requestTexts(request, MAX_STATE_CHARS);
+      const zeroShot = m.zeroShot !== null;
+      const rt = requestTexts(request, MAX_STATE_CHARS, zeroShot);
       const aborted = new Promise<never>((_, reject) => {
         const onAbort = (): void => reject(signal.reason);
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       });
       aborted.catch(() => {});
-      const vectors = await Promise.race([e.embedMany(textsToEmbed(rt)), aborted]);
+      const mini = miniEmbedder;
+      const [vectors, miniVectors] = await Promise.race([
+        Promise.all([e.embedMany(textsToEmbed(rt)), mini ? mini.embedMany(miniTexts(rt)) : null]),
+        aborted,
+      ]);
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
       const facts = stateFacts(rt);
-      const probabilities = rt.questions.map(
-        (q) => predict(buildInput(q, stateVec, vectors, facts, m.polarity), m).probabilities,
+      const second = miniVectors ? { state: miniVectors.get(rt.state) ?? null, vectors: miniVectors } : undefined;
+      const answered = rt.questions.map(
+        (q) => predict(buildInput(q, stateVec, vectors, facts, m.polarity, second), m).probabilities,
       );
+      // brier-lite 4: a yes/no question naming an option of another question agrees with it
+      const probabilities = zeroShot ? reconcile(linkQuestions(request.questions), answered) : answered;
       const c = counts(request);
       const answer: EngineAnswer = {
         probabilities,
@@ -176,8 +208,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       warm = false;
       model = null;
       if (encoder && !options.encoder) await encoder.close();
+      if (miniLm && !options.miniLm) await miniLm.encoder.close();
       encoder = null;
       embedder = null;
+      miniLm = null;
+      miniEmbedder = null;
     },
   };
 }

@@ -11,9 +11,13 @@ import {
   type Familiarity,
   type Family,
   type PolarityCalibration,
+  type PoolFile,
   readArtifactFiles,
+  type SignalMapFile,
   WEIGHTS_FORMAT,
   type WeightsFile,
+  ZEROSHOT_FORMAT,
+  type ZeroShotFile,
 } from './artifacts.ts';
 import { type CalibrationParams, calibrate, resolveCalibration } from './calibration.ts';
 import {
@@ -28,7 +32,16 @@ import {
   scalarFeatures,
 } from './features.ts';
 import { type BilinearWeights, bilinearForward, combine, type LowRank } from './head.ts';
+import { MINILM_DIM } from './minilm.ts';
 import { EMBEDDING_DIM } from './pool.ts';
+import {
+  knownSignals,
+  type ReferencePool,
+  type SignalMap,
+  type ZeroShotInput,
+  type ZeroShotModel,
+  zeroShotAnswer,
+} from './zero-shot.ts';
 
 export interface Signature {
   task: string;
@@ -44,9 +57,61 @@ export interface Model {
   signatures: Signature[];
   calibration: CalibrationFile;
   window: number;
+  /** brier-lite 4's zero-shot families (zeroshot.json); null for earlier artifacts, which answer as they did. */
+  zeroShot: ZeroShotModel | null;
 }
 
-export function parseModel(weights: WeightsFile, calibration: CalibrationFile): Model {
+function parsePool(p: PoolFile, dim: number, what: string): ReferencePool {
+  if (p.dim !== dim || !(Number.isInteger(p.rank) && p.rank >= 0 && p.rank <= dim) || p.variances.length !== p.rank)
+    throw new Error(`model: zeroshot pool ${what} malformed`);
+  if (![p.residual, ...p.variances].every((v) => Number.isFinite(v) && v >= 0))
+    throw new Error(`model: zeroshot pool ${what} malformed`);
+  return {
+    dim,
+    mean: decodeFloats(p.mean, dim, `${what}.mean`),
+    basis: decodeFloats(p.basis, dim * p.rank, `${what}.basis`),
+    variances: Float32Array.from(p.variances),
+    residual: p.residual,
+  };
+}
+
+function parseSignalMap(m: SignalMapFile | null, choice: boolean, what: string): SignalMap | null {
+  if (m === null) return null;
+  const ok =
+    Array.isArray(m.signals) &&
+    [m.bias, m.alpha, ...m.weights].every(Number.isFinite) &&
+    m.alpha >= 0 &&
+    m.alpha <= 1 &&
+    knownSignals(m, choice);
+  if (!ok) throw new Error(`model: zeroshot map ${what} malformed`);
+  return { signals: [...m.signals], weights: [...m.weights], bias: m.bias, alpha: m.alpha };
+}
+
+/** zeroshot.json, checked: pools of the right sizes, maps over known signals with finite numbers. */
+export function parseZeroShot(file: ZeroShotFile): ZeroShotModel {
+  if (file.format !== ZEROSHOT_FORMAT) throw new Error(`model: unknown zeroshot format ${file.format}`);
+  if (!(Number.isFinite(file.saturation) && file.saturation > 0))
+    throw new Error('model: zeroshot saturation malformed');
+  return {
+    pools: {
+      minilm: parsePool(file.pools.minilm, MINILM_DIM, 'minilm'),
+      use: parsePool(file.pools.use, EMBEDDING_DIM, 'use'),
+    },
+    noul: {
+      content: parseSignalMap(file.noul.content, false, 'noul.content'),
+      polarity: parseSignalMap(file.noul.polarity, false, 'noul.polarity'),
+      pair: parseSignalMap(file.noul.pair, false, 'noul.pair'),
+    },
+    choice: parseSignalMap(file.choice, true, 'choice'),
+    saturation: file.saturation,
+  };
+}
+
+export function parseModel(
+  weights: WeightsFile,
+  calibration: CalibrationFile,
+  zeroShot: ZeroShotFile | null = null,
+): Model {
   if (weights.format !== WEIGHTS_FORMAT) throw new Error(`model: unknown weights format ${weights.format}`);
   if (calibration.format !== CALIBRATION_FORMAT)
     throw new Error(`model: unknown calibration format ${calibration.format}`);
@@ -124,12 +189,13 @@ export function parseModel(weights: WeightsFile, calibration: CalibrationFile): 
       instruction: decodeFloats(s.instruction, EMBEDDING_DIM, 'signature'),
     })),
     calibration,
+    zeroShot: zeroShot ? parseZeroShot(zeroShot) : null,
   };
 }
 
 export function loadModel(dir: string): Model {
-  const { weights, calibration } = readArtifactFiles(dir);
-  return parseModel(weights, calibration);
+  const { weights, calibration, zeroShot } = readArtifactFiles(dir);
+  return parseModel(weights, calibration, zeroShot);
 }
 
 /**
@@ -183,7 +249,7 @@ export function polarityWeight(scale: number, c: PolarityCalibration): number {
 
 /** The answer read from the state's place on the polarity axis alone (artifacts.ts `PolarityCalibration`). */
 export function polarityAnswer(state: number, sign: number, k: number, c: PolarityCalibration): number[] {
-  const z = c.saturation === undefined ? state : c.saturation * Math.tanh(state / c.saturation);
+  const z = saturate(state, c);
   const logits = Array.from({ length: k }, (_, j) => {
     const u = levelPosition(j, k);
     return c.gamma * u * z * sign + (c.delta ?? 0) * u * u;
@@ -198,14 +264,57 @@ export function polarityAnswer(state: number, sign: number, k: number, c: Polari
  * blended again with the polarity answer by the polarity weight.
  */
 export function predict(x: QuestionInput, model: Model): Prediction {
-  const base = predictBase(x, model);
+  const base = predictBase(x, model, model.zeroShot ? zeroShotOf(x, model.zeroShot) : null);
+  const negated = model.zeroShot !== null && x.type === 'noul' && x.reading?.negated === true;
+  if (negated) return { ...base, probabilities: [base.probabilities[1] ?? 0.5, base.probabilities[0] ?? 0.5] };
   if (x.type !== 'score' || !x.polarity) return base;
-  const wp = polarityWeight(x.polarity.scale, model.calibration.polarity);
-  const pol = polarityAnswer(x.polarity.state, Math.sign(x.polarity.scale), x.k, model.calibration.polarity);
+  // brier-lite 4: a scale the question's words call a polarity (stars, satisfaction) is one, on its side
+  const read = model.zeroShot && x.reading?.family === 'polarity' ? x.reading.direction : 0;
+  const wp = read !== 0 ? 1 : polarityWeight(x.polarity.scale, model.calibration.polarity);
+  const sign = read !== 0 ? read : Math.sign(x.polarity.scale);
+  const pol = polarityAnswer(x.polarity.state, sign, x.k, model.calibration.polarity);
   return { ...base, probabilities: base.probabilities.map((p, i) => wp * (pol[i] ?? 0) + (1 - wp) * p) };
 }
 
-function predictBase(x: QuestionInput, model: Model): Prediction {
+/** s(z): the state's place read through the polarity answer's saturation (identity without one). */
+export function saturate(z: number, c: Pick<PolarityCalibration, 'saturation'>): number {
+  return c.saturation === undefined ? z : c.saturation * Math.tanh(z / c.saturation);
+}
+
+/** The zero-shot answer of a question (zero-shot.ts), or null where its family has none. */
+function zeroShotOf(x: QuestionInput, zs: ZeroShotModel): number[] | null {
+  const input = zeroShotInput(x, zs.saturation);
+  return input ? zeroShotAnswer(zs, x.type, x.k, input) : null;
+}
+
+/** What the zero-shot answer reads of a question input (training builds its items with it too). */
+export function zeroShotInput(x: QuestionInput, saturation: number): ZeroShotInput | null {
+  const r = x.reading;
+  if (!r) return null;
+  return {
+    family: r.family,
+    direction: r.direction,
+    emotion: r.emotion,
+    optionSides: r.optionSides,
+    residual: r.residual,
+    stateMini: x.mini?.s ?? null,
+    stateUse: x.s,
+    questionMini: x.type === 'noul' ? (x.mini?.o[1] ?? null) : null,
+    questionUse: x.type === 'noul' ? (x.o[1] ?? null) : null,
+    optionsMini: x.mini?.o ?? [],
+    optionsUse: x.o,
+    polarity: saturate(x.polarity?.state ?? 0, { saturation }),
+    pairMini: x.mini?.pairSim ?? null,
+    pairUse: x.pairSim,
+    lnWords: x.lnWords ?? 0,
+  };
+}
+
+/**
+ * The seen/unseen blend; `zeroShot` (brier-lite 4), where the question's family has an answer, takes
+ * the place of the unseen family's answer.
+ */
+function predictBase(x: QuestionInput, model: Model, zeroShot: number[] | null = null): Prediction {
   const near = nearestTask(x, model.signatures);
   const d = descriptors(x);
   const bil = bilinearForward(x, model.weights).bil;
@@ -216,7 +325,8 @@ function predictBase(x: QuestionInput, model: Model): Prediction {
     const params = (family === 'seen' && near ? c.tasks?.[near.task] : undefined) ?? resolveCalibration(c, d);
     return { logits, params, p: calibrate(logits, params) };
   };
-  const unseen = answerOf('unseen');
+  const computed = answerOf('unseen');
+  const unseen = zeroShot ? { ...computed, p: zeroShot } : computed;
   const w = near ? familiarityWeight(near.similarity, model.calibration.familiarity) : 0;
   if (w === 0) {
     return {

@@ -32,8 +32,15 @@ export interface QuestionReading {
    * means the negative side ("Is the customer angry?", "How frustrated ..."); 0 otherwise.
    */
   direction: number;
-  /** choice: each option's side (+1, -1, 0 for neutral) where every option names a side; else null. */
+  /** noul polarity: the side is named by an emotion ("Is the author angry?"), narrower than a sentiment. */
+  emotion: boolean;
+  /** choice: each option's side (+1, -1, 0 for none or neutral); null for other types. */
   optionSides: number[] | null;
+  /**
+   * choice: the options that stand for "none of the others" ("other", "none of the above", "out of
+   * scope", "no particular emotion"); their answer is a threshold the named options must beat.
+   */
+  residual: boolean[] | null;
 }
 
 /** Words that ask for the positive side, and words that ask for the negative side (whole words; `*`: a stem). */
@@ -70,6 +77,7 @@ export const POSITIVE_WORDS = [
   'polite',
   'friendly',
   'joy',
+  'optimism',
   'content with',
 ] as const;
 
@@ -99,6 +107,10 @@ export const NEGATIVE_WORDS = [
   'disappointed',
   'disappointment',
   'sad',
+  'sadness',
+  'fear',
+  'afraid',
+  'disgust*',
   'rude',
   'hostile',
   'bad',
@@ -257,6 +269,14 @@ const SPAM = lexicon(SPAM_WORDS);
 const OTHER = lexicon(OTHER_WORDS);
 const PAIR = lexicon(PAIR_WORDS);
 const MIDDLE = /\b(neutral|mixed|neither)\b/i;
+/** Emotions: a polarity question naming one is narrower than one about sentiment; some have no side. */
+const EMOTION =
+  /\b(anger|angry|joy|joyful|sadness|sad|fear|afraid|scared|disgust\w*|optimism|optimistic|love|gratitude|grateful|surprise\w*|fearful)\b/i;
+const RESIDUAL =
+  /^\s*(other|others|none|neither|misc|miscellaneous|unknown|something else|out of scope|no particular\b.*)\s*$|\b(none of (?:the|these)|does not match any|not listed|no particular|out of scope)\b/i;
+/** Words that ask what a text is about: a side named after them is part of the topic. */
+const TOPIC_FRAME =
+  /\b(about|concern(?:s|ing)?|relat(?:e|es|ed|ing) to|regarding|mention(?:s|ed)?|topic|categor(?:y|ies)|intent|refer(?:s|ring)? to|belong(?:s)? to|discuss(?:es)?)\b/i;
 
 /** +1 / -1 for the side a phrase names, 0 when it names none or both. */
 export function sideOf(text: string): number {
@@ -281,7 +301,15 @@ export function readQuestion(question: DecisionQuestion, pairState: boolean): Qu
   const optionText = question.type === 'noul' ? (question.options[1]?.description ?? '') : '';
   const words = `${own} ${optionText}`.toLowerCase();
   const base = { negated: negation.negated, plain: question.type === 'noul' ? plainText || null : null };
-  const none: QuestionReading = { family: 'other', direction: 0, optionSides: null, ...base };
+  const none: QuestionReading = {
+    family: 'other',
+    direction: 0,
+    emotion: false,
+    optionSides: null,
+    residual: null,
+    ...base,
+  };
+  if (question.type === 'choice') return readChoice(question, words, pairState, none);
   if (!instructions && question.type === 'noul') return none;
 
   if (pairState && PAIR.test(words)) return { ...none, family: 'pair' };
@@ -290,25 +318,47 @@ export function readQuestion(question: DecisionQuestion, pairState: boolean): Qu
 
   if (question.type === 'noul') {
     const side = sideOf(words);
-    if (side !== 0) return { ...none, family: 'polarity', direction: side };
+    // "Is this about a bad flight?": a side named inside what the question asks about is a topic
+    const frame = TOPIC_FRAME.exec(words);
+    const polar = POSITIVE.exec(words)?.index ?? NEGATIVE.exec(words)?.index;
+    const framed = frame !== null && (polar === undefined || frame.index < polar);
+    const emotion = EMOTION.test(words);
+    if (side !== 0 && !framed) return { ...none, family: 'polarity', direction: side, emotion };
+    // an emotion without a side (surprise) or the middle of a scale: nothing the encoders read
+    if (emotion || MIDDLE.test(words)) return none;
     return { ...none, family: words.trim() ? 'topic' : 'other' };
   }
-  if (question.type === 'score') {
-    const lo = question.options[0]?.description ?? '';
-    const hi = question.options.at(-1)?.description ?? '';
-    const levelSide = sideOf(hi) - sideOf(lo);
-    if (levelSide !== 0) return { ...none, family: 'polarity', direction: Math.sign(levelSide) };
-    if (namesPolarity(words)) {
-      const side = sideOf(words);
-      return { ...none, family: 'polarity', direction: side === 0 ? 1 : side };
-    }
-    return none;
+  const lo = question.options[0]?.description ?? '';
+  const hi = question.options.at(-1)?.description ?? '';
+  const levelSide = sideOf(hi) - sideOf(lo);
+  if (levelSide !== 0) return { ...none, family: 'polarity', direction: Math.sign(levelSide) };
+  if (namesPolarity(words)) {
+    const side = sideOf(words);
+    return { ...none, family: 'polarity', direction: side === 0 ? 1 : side };
   }
-  // choice: a polarity when every option names a side (or neutral) and both sides occur
+  return none;
+}
+
+/**
+ * A choice: each option's side and whether it stands for "none of the others"; a polarity when every
+ * option names a side (or the middle) and both sides occur, a topic unless the question is about what
+ * the encoders cannot read or about two texts.
+ */
+function readChoice(
+  question: DecisionQuestion,
+  words: string,
+  pairState: boolean,
+  none: QuestionReading,
+): QuestionReading {
   const texts = question.options.map((o) => `${o.label} ${o.description ?? ''}`.replace(/_/g, ' '));
-  const sides = texts.map((t) => (MIDDLE.test(t) ? 0 : sideOf(t)));
-  const named = texts.every((t, i) => sides[i] !== 0 || MIDDLE.test(t));
-  if (named && sides.includes(1) && sides.includes(-1)) return { ...none, family: 'polarity', optionSides: sides };
-  if (OTHER.test(words)) return none;
-  return { ...none, family: 'topic' };
+  const residual = question.options.map(
+    (o) => RESIDUAL.test(o.label.replace(/_/g, ' ')) || RESIDUAL.test(o.description ?? ''),
+  );
+  const sides = texts.map((t, i) => (residual[i] || MIDDLE.test(t) ? 0 : sideOf(t)));
+  const read = { ...none, optionSides: sides, residual };
+  if (pairState && PAIR.test(words)) return { ...read, family: 'pair' };
+  const named = texts.every((t, i) => sides[i] !== 0 || MIDDLE.test(t) || residual[i]);
+  if (named && sides.includes(1) && sides.includes(-1)) return { ...read, family: 'polarity' };
+  if (OTHER.test(words)) return { ...read, family: 'other' };
+  return { ...read, family: 'topic' };
 }

@@ -1,5 +1,6 @@
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { flattenState } from './flatten.ts';
+import { type QuestionReading, readQuestion } from './reading.ts';
 
 /**
  * What the embedded engine encodes for one request. Every string here is embedded once (the
@@ -20,6 +21,8 @@ export interface QuestionTexts {
   options: (string | null)[];
   /** Two texts whose relation the question is about (a detected pair), or null. */
   pair: [string, string] | null;
+  /** How the question reads (reading.ts): family, side, negation. */
+  reading: QuestionReading;
 }
 
 export interface RequestTexts {
@@ -69,12 +72,24 @@ function join(a: string | null, b: string | null): string | null {
   return a || b || null;
 }
 
+/**
+ * The texts of one question. `plainNegations` (brier-lite 4): a negated yes/no question is read in its
+ * plain wording (its answer is then the complement; model.ts); earlier models read it as written.
+ */
 export function questionTexts(
   question: DecisionQuestion,
   stateText: string,
   statePair: [string, string] | null,
+  plainNegations = false,
 ): QuestionTexts {
-  const instruction = question.instructions?.trim() || null;
+  let pair = statePair;
+  if (!pair) {
+    const quoted = detectQuotedStatement(question.instructions?.trim() || null);
+    if (quoted) pair = [stateText, quoted];
+  }
+  const reading = readQuestion(question, pair !== null);
+  const written = question.instructions?.trim() || null;
+  const instruction = plainNegations && reading.negated ? reading.plain : written;
   let options: (string | null)[];
   if (question.type === 'noul') {
     const f = question.options[0]?.description?.trim() || null;
@@ -89,21 +104,23 @@ export function questionTexts(
   } else {
     options = question.options.map((o) => o.description?.trim() || null);
   }
-  let pair = statePair;
-  if (!pair) {
-    const quoted = detectQuotedStatement(instruction);
-    if (quoted) pair = [stateText, quoted];
-  }
-  return { type: question.type, instruction, options, pair };
+  return { type: question.type, instruction, options, pair, reading };
 }
 
-/** Renders a request into the texts the engine embeds; a JSON state renders to at most `maxStateChars`. */
-export function requestTexts(request: DecisionRequest, maxStateChars?: number): RequestTexts {
+/**
+ * Renders a request into the texts the engine embeds; a JSON state renders to at most `maxStateChars`.
+ * `plainNegations`: see questionTexts.
+ */
+export function requestTexts(request: DecisionRequest, maxStateChars?: number, plainNegations = false): RequestTexts {
   const json = request.state.json;
   const structured = json !== undefined && json !== null && typeof json === 'object';
   const state = structured ? flattenState(json, maxStateChars) : request.state.text;
   const statePair = detectStatePair(state);
-  return { state, structured, questions: request.questions.map((q) => questionTexts(q, state, statePair)) };
+  return {
+    state,
+    structured,
+    questions: request.questions.map((q) => questionTexts(q, state, statePair, plainNegations)),
+  };
 }
 
 /** Every distinct non-empty text a request needs embedded. */
@@ -118,6 +135,28 @@ export function textsToEmbed(rt: RequestTexts): string[] {
       out.add(q.pair[1]);
     }
   }
+  out.delete('');
+  return [...out];
+}
+
+/**
+ * The texts the second encoder (MiniLM, brier-lite 4) embeds: what the zero-shot families read
+ * (zero-shot.ts). A yes/no topic or spam question's plain `true` text; a topic or polarity choice's
+ * options; the two parts of a pair; and the state when any of these needs it. Empty when no question
+ * needs it (the request costs no second encoding).
+ */
+export function miniTexts(rt: RequestTexts): string[] {
+  const out = new Set<string>();
+  for (const q of rt.questions) {
+    const f = q.reading.family;
+    if (q.type === 'noul' && (f === 'topic' || f === 'spam') && q.options[1]) out.add(q.options[1]);
+    if (q.type === 'choice' && (f === 'topic' || f === 'polarity')) for (const o of q.options) if (o) out.add(o);
+    if (q.type === 'noul' && f === 'pair' && q.pair) {
+      out.add(q.pair[0]);
+      out.add(q.pair[1]);
+    }
+  }
+  if (out.size > 0 && rt.state) out.add(rt.state);
   out.delete('');
   return [...out];
 }
