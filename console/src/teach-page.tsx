@@ -545,7 +545,7 @@ export function TeachPage() {
           </div>
           <p className="hint">
             On {a.base_model}
-            {a.servable ? '' : ' (not the model this server runs now: not served)'} · {formatDate(a.created_at)}. Name
+            {a.retrain ? ` (not served: ${a.retrain})` : ''} · {formatDate(a.created_at)}. Name
             it as the model in POST /v1/systemone; questions of other templates fall back to the base model, and each
             answer's x_answered_by says which.
           </p>

@@ -76,10 +76,15 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
   }
 
   function unknownModel(requested: string): Error {
-    return fail(
-      'UNKNOWN_MODEL',
-      `model ${JSON.stringify(clip(requested, 128))} is not served here; use brier-latest or ${engine.info.id}`,
-    );
+    // An adapter id names the base model it was fitted on (ft:<base>:<hex>): where that is not the model
+    // served here (an older release), say so. Read from the id alone, so it tells nothing of whether
+    // such an adapter exists, in this account or another.
+    const base = /^ft:(.+):[0-9a-f]{12}$/.exec(requested)?.[1];
+    const retrain =
+      base && base !== engine.info.id
+        ? `: it is an adapter of ${clip(base, 64)} and this server runs ${engine.info.id}; fit it again (POST /control/v1/training-jobs on the same examples) to serve it`
+        : `; use brier-latest or ${engine.info.id}`;
+    return fail('UNKNOWN_MODEL', `model ${JSON.stringify(clip(requested, 128))} is not served here${retrain}`);
   }
 
   function resolveModel(requested: string | undefined): string {

@@ -16,6 +16,7 @@
  *   falls as k rises.
  * - reorder, renamed labels, renamed question ids: a choice's answers per option do not move.
  */
+import type { CoherenceSummary } from '../engines/embedded/artifacts.ts';
 import { readableLabel } from '../engines/embedded/texts.ts';
 import type { DecisionEngine } from '../engines/engine.ts';
 import { createEngineHost } from '../engines/host.ts';
@@ -29,24 +30,9 @@ export const TOLERANCE = 0.05;
 /** Cases per law (at most), drawn by id hash from the sets' rows. */
 export const CASES_PER_LAW = 60;
 
-export interface LawResult {
-  law: string;
-  /** Whether the law holds by construction in brier-lite 4 (one request) or is only measured. */
-  byConstruction: boolean;
-  cases: number;
-  informative: number;
-  violations: number;
-  /** Violations among informative cases / informative cases (null: none informative). */
-  rate: number | null;
-}
-
-export interface CoherenceReport {
-  model: string;
-  laws: LawResult[];
-  /** Answers not abstained, over every answer the suite asked for. */
-  informativeRate: number;
-  answers: number;
-}
+/** Per law: cases, informative cases, violations among them and their rate (null: none informative). */
+export type CoherenceReport = CoherenceSummary;
+type LawResult = CoherenceSummary['laws'][number];
 
 type Serve = (request: SystemOneRequest) => Promise<Record<string, WireAnswer>>;
 

@@ -84,3 +84,35 @@ export const SEEN_FOLDS = 4;
  * mostly the noise of fitting on half the rows).
  */
 export const CROSS_FIT_FOLDS = 5;
+
+/**
+ * brier-lite 3.7.0's leave-tasks-out numbers per set (its report.json), the baseline of issue 31's
+ * targets ("held-out choice sets at least as good as 3.7's"; every set beside it in the card).
+ */
+export const BASELINE_3_7: Record<string, { accuracy: number; brier: number }> = {
+  ag_news: { accuracy: 0.742, brier: 0.1166 },
+  airline_complaint: { accuracy: 0.36, brier: 0.0888 },
+  airline_sentiment: { accuracy: 0.4975, brier: 0.2007 },
+  amazon_alexa: { accuracy: 0.2, brier: 0.16 },
+  clinc150: { accuracy: 0.4022, brier: 0.0053 },
+  cr: { accuracy: 0.5, brier: 0.25 },
+  goemotions_ekman: { accuracy: 0.2238, brier: 0.121 },
+  hate_offensive_davidson: { accuracy: 0.6593, brier: 0.1828 },
+  hellaswag: { accuracy: 0.3153, brier: 0.1869 },
+  liar: { accuracy: 0.1667, brier: 0.1389 },
+  mrpc: { accuracy: 0.5, brier: 0.25 },
+  onestop_english: { accuracy: 0.3333, brier: 0.2222 },
+  rte: { accuracy: 0.5, brier: 0.25 },
+  sick_nli: { accuracy: 0.378, brier: 0.2182 },
+  sick_relatedness: { accuracy: 0.2, brier: 0.16 },
+  sms_spam: { accuracy: 0.5, brier: 0.25 },
+  spamassassin: { accuracy: 0.5, brier: 0.25 },
+  sst2: { accuracy: 0.5, brier: 0.25 },
+  sst5: { accuracy: 0.313, brier: 0.1498 },
+  subj: { accuracy: 0.5, brier: 0.25 },
+  trec: { accuracy: 0.3837, brier: 0.1235 },
+  tweeteval_emotion: { accuracy: 0.4335, brier: 0.1664 },
+  tweeteval_hate: { accuracy: 0.5, brier: 0.25 },
+  tweeteval_offensive: { accuracy: 0.5, brier: 0.25 },
+  tweeteval_sentiment: { accuracy: 0.573, brier: 0.1788 },
+};

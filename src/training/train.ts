@@ -63,6 +63,7 @@ import { encodeFloats } from './artifact.ts';
 import { type CaldecCase, loadCaldec } from './caldec.ts';
 import { fitCalibration, fitCalibrationModel, fitDescriptorWeights } from './calibration-fit.ts';
 import { writeCard } from './card.ts';
+import { type CoherenceReport, runCoherence } from './coherence.ts';
 import { CROSS_FIT_FOLDS, HEAD_TASKS, L2_SEEN, L2_UNSEEN, rowsPerTask, SEEN_FOLDS, STAGE_A_SEEDS } from './config.ts';
 import { type Example, hash32, listTasks, loadTask, REPO_ROOT } from './data.ts';
 import { embedAll, openStores } from './embed.ts';
@@ -86,6 +87,7 @@ import {
 } from './stage-b.ts';
 import type { DiskStore } from './store.ts';
 import { generateItems } from './templates.ts';
+import { zeroShotReport } from './zero-shot-card.ts';
 import { fitZeroShot } from './zero-shot-fit.ts';
 
 export interface TrainOptions {
@@ -100,6 +102,8 @@ export interface TrainOptions {
   latency?: boolean;
   /** Run the paraphrase suite on the trained model for the model card (default true). */
   paraphrase?: boolean;
+  /** Run the coherence suite on the trained model for the model card (default true). */
+  coherence?: boolean;
   /** Where to write the artifact (default: models/brier-lite, or the seeds folder above). */
   outDir?: string;
   /** Where progress lines go, each prefixed with the seconds since the start (default console.log). */
@@ -238,6 +242,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   };
   writeFileSync(join(outDir, 'golden.json'), `${JSON.stringify(golden)}\n`);
   const paraphrase = options.paraphrase === false ? null : await paraphraseOf(outDir, log);
+  const coherence = options.coherence === false ? null : await coherenceOf(outDir, log);
   // Every number is measured on the answers as served: rounded to 0.01 like the wire, read back
   // as the quality bench reads them (evaluation.ts asServed).
   const toItem = (s: { p: number[]; target: number; type: QuestionType }): MetricItem => ({
@@ -247,6 +252,8 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   });
   const report = writeCard({
     outDir,
+    zeroShot: zeroShotReport(zeroShot),
+    coherence,
     scored,
     seenCross: stageB.seenCross,
     seenCrossAll: stageB.seenCrossAll,
@@ -273,6 +280,17 @@ async function paraphraseOf(modelDir: string, log: (m: string) => void): Promise
   const { summary } = await runSuite(engine).finally(() => engine.close());
   log(`paraphrase suite: mean change ${summary.meanChange}, max ${summary.maxChange} (${summary.maxGroup})`);
   return summary;
+}
+
+/** The coherence suite (coherence.ts) answered by the model just written to `modelDir`. */
+async function coherenceOf(modelDir: string, log: (m: string) => void): Promise<CoherenceReport> {
+  const engine = createEmbeddedEngine({ modelDir });
+  await engine.load();
+  const report = await runCoherence(engine).finally(() => engine.close());
+  log(
+    `coherence suite: informative ${report.informativeRate}; ${report.laws.map((l) => `${l.law} ${l.rate ?? '-'}`).join('; ')}`,
+  );
+  return report;
 }
 
 /**

@@ -198,6 +198,33 @@ export interface LatencyReport {
   coldP50: number;
 }
 
+/** One zero-shot map's held-out numbers on one source set and kind of question (report.json). */
+export interface ZeroShotRow {
+  map: string;
+  source: string;
+  /** native (the set's own questions), topic, emotion, polarity, subset (generated), or all (pooled). */
+  kind: string;
+  n: number;
+  auc: number | null;
+  accuracy: number;
+  /** The majority class's share. */
+  prior: number;
+  brier: number;
+  uniformBrier: number;
+  ece: number;
+  eceFloor: number;
+  /** Answers more than 0.005 from uniform somewhere. */
+  informative: number;
+}
+
+/** report.json `zeroShot` (brier-lite 4). */
+export interface ZeroShotReport {
+  maps: Record<string, SignalMapFile & { families: string[] }>;
+  rows: ZeroShotRow[];
+  pooled: ZeroShotRow[];
+  negation: { pairs: number; within: number };
+}
+
 /** report.json: the numbers of the model card. */
 export interface ReportFile {
   /** Held-out rows of the training tasks, the shipped head, calibration cross-fitted. */
@@ -217,6 +244,27 @@ export interface ReportFile {
   latency: LatencyReport | null;
   /** The paraphrase suite on the trained model; null when training ran with `--no-paraphrase`. */
   paraphrase: ParaphraseReport | null;
+  /** brier-lite 4: the zero-shot families, held out by source set (absent before). */
+  zeroShot?: ZeroShotReport;
+  /** brier-lite 4: the coherence suite on the trained model; null when not run. */
+  coherence?: CoherenceSummary | null;
+  /** brier-lite 4: issue 31's targets with their measured numbers. */
+  targets?: { name: string; measured: string; met: boolean }[];
+}
+
+/** The coherence suite's result (src/training/coherence.ts `CoherenceReport`). */
+export interface CoherenceSummary {
+  model: string;
+  laws: {
+    law: string;
+    byConstruction: boolean;
+    cases: number;
+    informative: number;
+    violations: number;
+    rate: number | null;
+  }[];
+  informativeRate: number;
+  answers: number;
 }
 
 /** The paraphrase suite's summary (src/training/paraphrase.ts): stability and plain-group answers. */

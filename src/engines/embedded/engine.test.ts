@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { fakeMiniLm, hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
@@ -53,9 +53,9 @@ const signal = (): AbortSignal => new AbortController().signal;
 
 describe('embedded engine (fake encoder)', () => {
   it('reports its id and limits and loads idempotently', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     assert.equal(engine.info.id, EMBEDDED_MODEL_ID);
-    assert.match(engine.info.id, /^brier-lite-3\.\d+\.\d+$/);
+    assert.match(engine.info.id, /^brier-lite-4\.\d+\.\d+$/);
     assert.deepEqual(engine.limits, EMBEDDED_LIMITS);
     assert.equal(engine.ready(), false);
     await Promise.all([engine.load(), engine.load()]);
@@ -78,6 +78,7 @@ describe('embedded engine (fake encoder)', () => {
           return encoder.embed(texts);
         },
       },
+      miniLm: fakeMiniLm(),
     });
     const loading = engine.load();
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -89,7 +90,7 @@ describe('embedded engine (fake encoder)', () => {
   });
 
   it('refuses a JSON state whose path: value rendering is past the character bound, without rendering it all', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     await engine.load();
     // ~120 KB of JSON: 2,000 leaves under a 60-character path each render to ~150 KB of lines.
     const deep = { ['k'.repeat(60)]: Array.from({ length: 2000 }, (_, i) => ({ [`v${i}`]: 'x'.repeat(40) })) };
@@ -99,7 +100,7 @@ describe('embedded engine (fake encoder)', () => {
   });
 
   it('answers every question type and size with proper distributions', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     const qs = [noul, choice(2), choice(255), choice(7, false), score(2), score(10)];
     const res = await engine.answer(request(qs), signal());
     assert.equal(res.probabilities.length, qs.length);
@@ -114,7 +115,7 @@ describe('embedded engine (fake encoder)', () => {
   });
 
   it('choice answers do not depend on option order', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     const q = choice(6);
     const reversed: DecisionQuestion = { ...q, options: [...q.options].reverse() };
     const [a, b] = (await engine.answer(request([q, reversed]), signal())).probabilities;
@@ -129,7 +130,7 @@ describe('embedded engine (fake encoder)', () => {
 
   it('encodes the state once per request, batches all texts, and caches repeated texts', async () => {
     const encoder = fakeEncoder();
-    const engine = createEmbeddedEngine({ encoder });
+    const engine = createEmbeddedEngine({ encoder, miniLm: fakeMiniLm() });
     await engine.load();
     encoder.calls.length = 0;
     await engine.answer(request([choice(3), choice(3), noul]), signal());
@@ -144,14 +145,14 @@ describe('embedded engine (fake encoder)', () => {
 
   it('reads JSON states flattened', async () => {
     const encoder = fakeEncoder();
-    const engine = createEmbeddedEngine({ encoder });
+    const engine = createEmbeddedEngine({ encoder, miniLm: fakeMiniLm() });
     await engine.answer({ state: { text: '{"a":{"b":1}}', json: { a: { b: 1 } } }, questions: [noul] }, signal());
     assert.ok(encoder.calls.flat().includes('a.b: 1'));
     await engine.close();
   });
 
   it('rejects with the signal reason once aborted', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     const c = new AbortController();
     const reason = new Error('client went away');
     c.abort(reason);
@@ -160,7 +161,7 @@ describe('embedded engine (fake encoder)', () => {
   });
 
   it('counts tokens with the encoder tokenizer: state once, then each question', async () => {
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder() });
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
     const tok = createEncoderTokenizer();
     const counts = await engine.countTokens(request([choice(2, false), noul]));
     assert.equal(counts.state, tok.count('The server is down and customers cannot pay.'));
@@ -244,5 +245,69 @@ describe('embedder micro-batching', () => {
     fail = false;
     const ok = await embedder.embedMany(['x', 'y']);
     assert.deepEqual(ok.get('x'), seededUnitVectorFromText('x'));
+  });
+});
+
+describe('embedded engine: brier-lite 4 zero-shot reading (fake encoders)', () => {
+  const yesNo = (instructions: string): DecisionQuestion => ({
+    type: 'noul',
+    instructions,
+    options: [
+      { label: 'false', description: null },
+      { label: 'true', description: null },
+    ],
+  });
+  const topics: DecisionQuestion = {
+    type: 'choice',
+    instructions: 'Which topic is this?',
+    options: ['World', 'Sports', 'Business', 'Science'].map((label) => ({ label, description: null })),
+  };
+
+  it('answers a negated yes/no question as the complement of its plain wording', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
+    const plain = await engine.answer(request([yesNo('Is this about sports?')]), signal());
+    const negated = await engine.answer(request([yesNo('Is this not about sports?')]), signal());
+    const [p] = plain.probabilities;
+    const [n] = negated.probabilities;
+    assert.ok(p && n);
+    assert.ok(Math.abs((n[1] ?? 0) - (p[0] ?? 0)) < 1e-12, `${n} vs ${p}`);
+    await engine.close();
+  });
+
+  it('gives a yes/no question naming a choice option that option probability, in the same request', async () => {
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: fakeMiniLm() });
+    const got = await engine.answer(
+      request([topics, yesNo('Is this about sports?'), yesNo("Isn't it business news?")]),
+      signal(),
+    );
+    const [c, s, b] = got.probabilities;
+    assert.ok(c && s && b);
+    assert.ok(Math.abs((s[1] ?? 0) - (c[1] ?? 0)) < 1e-12);
+    assert.ok(Math.abs((b[1] ?? 0) - (1 - (c[2] ?? 0))) < 1e-12);
+    const stars: DecisionQuestion = {
+      type: 'score',
+      instructions: 'How many stars did the reviewer give?',
+      options: ['1 star', '2 stars', '3 stars', '4 stars', '5 stars'].map((d, i) => ({
+        label: String(i),
+        description: d,
+      })),
+    };
+    const cum = await engine.answer(request([stars, yesNo('Is it at least 4 stars?')]), signal());
+    const [p, atLeast] = cum.probabilities;
+    assert.ok(p && atLeast);
+    assert.ok(Math.abs((atLeast[1] ?? 0) - ((p[3] ?? 0) + (p[4] ?? 0))) < 1e-12);
+    await engine.close();
+  });
+
+  it('encodes with the second encoder only what a zero-shot family reads', async () => {
+    const mini = fakeMiniLm();
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: mini });
+    await engine.load();
+    const warmUp = mini.calls.length;
+    await engine.answer(request([score(3), yesNo('Is this tweet offensive?')]), signal());
+    assert.equal(mini.calls.length, warmUp, 'no family of this request reads MiniLM');
+    await engine.answer(request([yesNo('Is this about billing?')], 'My invoice is wrong.'), signal());
+    assert.deepEqual(mini.calls.at(-1)?.sort(), ['Is this about billing?', 'My invoice is wrong.'].sort());
+    await engine.close();
   });
 });

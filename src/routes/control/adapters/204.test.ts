@@ -27,4 +27,20 @@ describe('/control/v1/adapters 200 and 204', () => {
     assert.equal((await ask()).status, 400);
     assert.equal((await t.req(path)).status, 404);
   });
+
+  test('an adapter fitted on an earlier release lists as not servable, says to fit it again, and is refused', async () => {
+    const id = await storedAdapter(t, t.account.id, 'brier-fake-2.0.0');
+    const listed = (await (await t.req('/control/v1/adapters')).json()).data.find((a: { id: string }) => a.id === id);
+    assert.equal(listed.servable, false);
+    assert.match(
+      listed.retrain,
+      /fitted on brier-fake-2\.0\.0; this server runs brier-fake-3\.0\.0: start a training job/,
+    );
+    const res = await t.req('/v1/systemone', { body: { model: id, state: 'x', questions: { team: ROUTING } } });
+    assert.equal(res.status, 400);
+    assert.match(
+      (await res.json()).message,
+      /an adapter of brier-fake-2\.0\.0 and this server runs brier-fake-3\.0\.0; fit it again/,
+    );
+  });
 });

@@ -11,6 +11,10 @@ export const AdapterSummary = z
     servable: z.boolean().openapi({
       description: 'This server runs its base model (an adapter serves only on the model it was fitted on).',
     }),
+    retrain: z.string().nullable().openapi({
+      description:
+        'Why it does not serve and what to do, where its base model is not the one served (e.g. fitted on an earlier release); null where it serves.',
+    }),
     job_id: z.string(),
     created_at: z.string().openapi({ format: 'date-time' }),
     templates: z

@@ -51,6 +51,10 @@ export function registerAdapters(api: Api, deps: TeachDeps): void {
     id: a.id,
     base_model: a.base,
     servable: a.base === deps.baseModel(),
+    retrain:
+      a.base === deps.baseModel()
+        ? null
+        : `fitted on ${a.base}; this server runs ${deps.baseModel()}: start a training job on the same examples (POST /control/v1/training-jobs) to serve it again`,
     job_id: a.jobId,
     created_at: new Date(a.createdAt).toISOString(),
     templates: JSON.parse(a.report) as z.infer<typeof TemplateReport>[],
