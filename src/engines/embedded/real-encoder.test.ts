@@ -94,4 +94,32 @@ describe('embedded engine with the real encoder', () => {
     assert.ok((await engine.countTokens(spam(text))).state > 512);
     assert.equal(res.probabilities.length, 2);
   });
+
+  const ask = async (state: string, questions: DecisionRequest['questions']): Promise<number[][]> =>
+    (await engine.answer({ state: { text: state, json: undefined }, questions }, new AbortController().signal))
+      .probabilities;
+  const yesNo = (instructions: string): DecisionRequest['questions'][number] => ({
+    type: 'noul',
+    instructions,
+    options: [
+      { label: 'false', description: null },
+      { label: 'true', description: null },
+    ],
+  });
+
+  it('answers the yes/no questions of issue 31 informatively: sentiment, refunds, negation (brier-lite 4)', async () => {
+    const loved = 'The movie was wonderful, I loved every minute of it.';
+    const hated = 'The movie was dreadful, I hated every minute of it.';
+    const [[, pLoved = 0] = []] = await ask(loved, [yesNo('Is the sentiment of this text positive?')]);
+    const [[, pHated = 1] = []] = await ask(hated, [yesNo('Is the sentiment of this text positive?')]);
+    assert.ok(pLoved > 0.6 && pHated < 0.4, `P(positive) ${pLoved} vs ${pHated}`);
+    const [[, notPositive = 0] = []] = await ask(loved, [yesNo('Is the sentiment of this text not positive?')]);
+    assert.ok(Math.abs(notPositive - (1 - pLoved)) < 1e-9, 'the negated wording is the complement');
+    const refund = 'I was charged twice for my subscription. Please refund one.';
+    const [[, pRefund = 0] = []] = await ask(refund, [yesNo('Is the customer asking for money back?')]);
+    const [[, pOther = 1] = []] = await ask('What time does the store open on Sunday?', [
+      yesNo('Is the customer asking for money back?'),
+    ]);
+    assert.ok(pRefund > 0.5 && pRefund > pOther + 0.15, `P(refund) ${pRefund} vs ${pOther}`);
+  });
 });
