@@ -4,8 +4,9 @@
  * database at once; serving caches an adapter for at most a second (src/systemone/adapters.ts).
  */
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { toMs } from '../db/schema.ts';
+import { type Database, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
 
 /** Adapters kept per account (documented). */
@@ -62,9 +63,11 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     }
   }
 
+  /** Stores an adapter; `executor`: a transaction to store it in (the one that ends its job). */
   async function create(
     userId: string,
     adapter: { base: string; jobId: string; artifact: string; report: string },
+    executor: Kysely<Database> = db.kysely,
   ): Promise<StoredAdapter> {
     const row = {
       id: `ft:${adapter.base}:${randomBytes(6).toString('hex')}`,
@@ -75,7 +78,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       report: adapter.report,
       created_at: now(),
     };
-    await db.kysely.insertInto('adapter').values(row).execute();
+    await executor.insertInto('adapter').values(row).execute();
     return toAdapter(row);
   }
 
