@@ -90,6 +90,8 @@ export interface ServiceOptions {
   /** Training jobs: the lease, the queue poll interval (ms) and the fitting step (tests). */
   jobLeaseMs?: number | undefined;
   jobPollMs?: number | undefined;
+  /** How long a job retries in place while the engine is unavailable (ms; tests shorten it). */
+  jobEngineWaitMs?: number | undefined;
   fitter?: Fitter | undefined;
 }
 
@@ -208,6 +210,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     fit: options.fitter,
     concurrency: options.trainingConcurrency,
     maxExamples: options.trainingMaxExamples,
+    engineWaitMs: options.jobEngineWaitMs,
   });
   const systemOne = createSystemOne(host, {
     adapters: resolver,

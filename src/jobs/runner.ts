@@ -43,8 +43,13 @@ export type { Fitter } from './fitter.ts';
 export const MIN_EXAMPLES_PER_TEMPLATE = 20;
 /** Examples one job reads at most, by default (BRIER_TRAINING_MAX_EXAMPLES; documented). */
 export const DEFAULT_MAX_EXAMPLES_PER_JOB = 20_000;
-/** Distinct states read together when no live traffic is about (default of `batch`). */
-export const READ_BATCH = 16;
+/**
+ * Distinct states read together when no live traffic is about (default of `batch`). Measured on the
+ * embedded engine (2 encoder threads, 250 states of bench:jobs' job): one at a time 9.9 states/s, 2 at
+ * once 11.1, 4 at once 12.4, 8 at once 10.3 (a batch pads its texts to its longest, and USE-lite's
+ * cost grows with the padded length).
+ */
+export const READ_BATCH = 4;
 /** Live traffic this recent (ms) makes the job read one state at a time and pause. */
 const QUIET_MS = 1000;
 
@@ -75,9 +80,11 @@ export interface JobRunnerDeps {
   maxExamples?: number | undefined;
   /** Distinct states read together when no live traffic is about (default READ_BATCH). */
   batch?: number | undefined;
+  /** How long a job retries in place while the engine is unavailable before it goes back to the queue (default 15 s). */
+  engineWaitMs?: number | undefined;
   /** The fitting step (default: child processes at the lowest priority, ./fitter.ts). Tests replace it. */
   fit?: Fitter | undefined;
-  /** Names this process as a lease owner (default host:pid:random). */
+  /** Names this process as a lease owner (default host:pid:random); each run holds its lease as `<owner>#<n>`. */
   owner?: string | undefined;
 }
 
@@ -145,6 +152,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
   const concurrency = Math.max(1, deps.concurrency ?? defaultConcurrency());
   const maxExamples = Math.max(1, deps.maxExamples ?? DEFAULT_MAX_EXAMPLES_PER_JOB);
   const batch = Math.max(1, deps.batch ?? READ_BATCH);
+  const engineWaitMs = Math.max(1, deps.engineWaitMs ?? 15_000);
   const fit = deps.fit ?? createForkFitter(fitProcesses(concurrency));
   const { host, logger } = deps;
   let timer: NodeJS.Timeout | undefined;
@@ -163,16 +171,18 @@ export function createJobRunner(deps: JobRunnerDeps) {
     return host.idleMs() >= QUIET_MS;
   }
 
-  /** Runs `step` against the engine, retrying in place while it is unavailable (about 15 s), then gives up waiting. */
+  /** Runs `step` against the engine, retrying in place while it is unavailable (engineWaitMs), then gives up waiting. */
   async function withEngine<T>(step: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    for (let wait = 500; ; wait *= 2) {
+    let waited = 0;
+    for (let wait = Math.min(500, engineWaitMs); ; wait *= 2) {
       signal.throwIfAborted();
       try {
         if (!host.engine.ready()) throw new EngineUnavailable('the model is still loading');
         return await step();
       } catch (error) {
         if (signal.aborted || !unavailable(error)) throw error;
-        if (wait > 8000) {
+        waited += wait;
+        if (waited > engineWaitMs) {
           throw error instanceof EngineUnavailable
             ? error
             : new EngineUnavailable(error instanceof Error ? error.message : String(error));
@@ -283,7 +293,12 @@ export function createJobRunner(deps: JobRunnerDeps) {
     return { templates: out, examples: examples.length, states: states.length, dropped, skipped };
   }
 
-  async function run(job: Job, abort: AbortController): Promise<void> {
+  /**
+   * One run of a claimed job, holding its lease as `lease` (this process's owner and the run's
+   * number: a job restarted and claimed again by this process is another run, and the first one's
+   * renewals, writes and store then fail as they would in another process).
+   */
+  async function run(job: Job, lease: string, abort: AbortController): Promise<void> {
     const began = performance.now();
     const latest = { progress: 0, stage: 'reading', message: 'reading the examples' } as {
       progress: number;
@@ -292,7 +307,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       examples?: number;
     };
     const beat = setInterval(() => {
-      void deps.jobs.heartbeat(job.id, owner, leaseMs, latest).then(
+      void deps.jobs.heartbeat(job.id, lease, leaseMs, latest).then(
         (held) => {
           if (!held) abort.abort(new NotHeld('the job is no longer held by this process'));
         },
@@ -301,7 +316,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
     }, heartbeatMs);
     beat.unref();
     try {
-      if (!(await deps.jobs.heartbeat(job.id, owner, leaseMs, latest))) throw new NotHeld('lost at the start');
+      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw new NotHeld('lost at the start');
       const read = await featurize(job, abort.signal, (p, message, examples) => {
         Object.assign(
           latest,
@@ -313,7 +328,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const readingSeconds = (performance.now() - began) / 1000;
       delete latest.examples;
       Object.assign(latest, { progress: 0.7, stage: 'fitting', message: `fitting ${read.templates.length} templates` });
-      if (!(await deps.jobs.heartbeat(job.id, owner, leaseMs, latest))) throw new NotHeld('lost before fitting');
+      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw new NotHeld('lost before fitting');
       const fitStarted = performance.now();
       const result = await fit(
         {
@@ -343,7 +358,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const base = host.engine.info.id;
       const stored = await deps.jobs.complete(
         job.id,
-        owner,
+        lease,
         {
           message: (adapterId) =>
             [
@@ -379,7 +394,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
     } catch (error) {
       const reason = abort.signal.aborted ? abort.signal.reason : error;
       if (stopping) {
-        await deps.jobs.release(job.id, owner);
+        await deps.jobs.release(job.id, lease);
         logger.info({ job: job.id }, 'training job handed back to the queue');
       } else if (reason instanceof NotHeld || error instanceof NotHeld) {
         logger.info(
@@ -388,11 +403,11 @@ export function createJobRunner(deps: JobRunnerDeps) {
         );
       } else if (unavailable(error)) {
         const why = error instanceof Error ? error.message : String(error);
-        const delay = await deps.jobs.defer(job, owner, why);
+        const delay = await deps.jobs.defer(job, lease, why);
         logger.info({ job: job.id, why, delay }, 'training job waits for the engine');
       } else {
         const message = error instanceof Error ? error.message : String(error);
-        await deps.jobs.finish(job.id, owner, { message: `failed: ${message}` });
+        await deps.jobs.finish(job.id, lease, { message: `failed: ${message}` });
         logger.warn({ job: job.id, err: error }, 'training job failed');
       }
     } finally {
@@ -400,13 +415,17 @@ export function createJobRunner(deps: JobRunnerDeps) {
     }
   }
 
-  function launch(job: Job): Promise<void> {
+  let runs = 0;
+  /** The lease name of the next run. */
+  const nextLease = () => `${owner}#${++runs}`;
+
+  function launch(job: Job, lease: string): Promise<void> {
     const abort = new AbortController();
-    const done = run(job, abort).finally(() => {
-      running.delete(job.id);
+    const done = run(job, lease, abort).finally(() => {
+      running.delete(lease);
       if (started && !stopping) schedule(0);
     });
-    running.set(job.id, { job, abort, done });
+    running.set(lease, { job, abort, done });
     return done;
   }
 
@@ -423,9 +442,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
     await sweep();
     let n = 0;
     while (!stopping && running.size < concurrency && host.engine.ready()) {
-      const job = await deps.jobs.claim(owner, leaseMs);
+      const lease = nextLease();
+      const job = await deps.jobs.claim(lease, leaseMs);
       if (!job) break;
-      void launch(job);
+      void launch(job, lease);
       n++;
     }
     return n;
@@ -435,9 +455,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
   async function runOnce(): Promise<boolean> {
     if (running.size >= concurrency || stopping || !host.engine.ready()) return false;
     await sweep();
-    const job = await deps.jobs.claim(owner, leaseMs);
+    const lease = nextLease();
+    const job = await deps.jobs.claim(lease, leaseMs);
     if (!job) return false;
-    await launch(job);
+    await launch(job, lease);
     return true;
   }
 
