@@ -231,7 +231,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
     const features = host.engine.features;
     let done = 0;
     let skipped = 0;
-    const read = async ([stateJson, labelled]: [string, StoredExample[]]) => {
+    type StateRows = { template: string; row: FitTemplate['rows'][number] }[] | null;
+    /** One state's rows (null: over the model's limits, so left out). */
+    const read = async ([stateJson, labelled]: [string, StoredExample[]]): Promise<StateRows> => {
       const qs = labelled.map((e) => templates.get(e.templateId)?.question as WireQuestion);
       const request = toDecisionRequest(JSON.parse(stateJson) as WireState, qs);
       let answer: Awaited<ReturnType<EngineHost['background']>>;
@@ -242,20 +244,20 @@ export function createJobRunner(deps: JobRunnerDeps) {
           signal,
         );
       } catch (error) {
-        // A state over the model's limits cannot be read by it: left out, and counted.
-        if (isDomainError(error) && error.code === 'MAX_TOKENS') {
-          skipped += labelled.length;
-          return;
-        }
+        if (isDomainError(error) && error.code === 'MAX_TOKENS') return null;
         throw error;
       }
       const state = features ? await features.state(request, signal) : null;
+      const rows: NonNullable<StateRows> = [];
       labelled.forEach((e, i) => {
-        const t = templates.get(e.templateId);
-        const label = t?.labels.indexOf(e.label) ?? -1;
-        if (!t || label < 0) return;
-        t.rows.push({ base: toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []), state, label });
+        const label = templates.get(e.templateId)?.labels.indexOf(e.label) ?? -1;
+        if (label < 0) return;
+        rows.push({
+          template: e.templateId,
+          row: { base: toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []), state, label },
+        });
       });
+      return rows;
     };
     const states = [...byState];
     progress(0, `reading ${examples.length} examples with the base model`, examples.length);
@@ -264,14 +266,13 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const quiet = await yieldToTraffic(signal);
       const chunk = states.slice(i, i + (quiet ? batch : 1));
       const began = performance.now();
-      // Each row is pushed once: a chunk retried after a wait starts from rows it had not pushed.
-      const before = new Map([...templates].map(([id, t]) => [id, t.rows.length]));
-      const skippedBefore = skipped;
-      await withEngine(async () => {
-        for (const [id, t] of templates) t.rows.length = before.get(id) ?? t.rows.length;
-        skipped = skippedBefore;
-        await Promise.all(chunk.map(read));
-      }, signal);
+      const results = await withEngine(() => Promise.all(chunk.map(read)), signal);
+      // In the states' order, whatever order the engine answered in: the same examples give the same
+      // rows, so the same held-out split and the same adapter, on one server or through workers.
+      results.forEach((rows, j) => {
+        if (rows === null) skipped += chunk[j]?.[1].length ?? 0;
+        for (const r of rows ?? []) templates.get(r.template)?.rows.push(r.row);
+      });
       i += chunk.length;
       done += chunk.reduce((n, [, labelled]) => n + labelled.length, 0);
       progress(done / Math.max(1, examples.length), `read ${done} of ${examples.length} examples with the base model`);
