@@ -86,7 +86,7 @@ export function buildWorkerApp(deps: WorkerAppDeps) {
   // The state features adapters' probes read (the gateway applies the adapter on them).
   app.post(WORKER_FEATURES_PATH, async (c) => {
     if (!host.engine.ready()) throw fail('NOT_READY', 'the model is still loading; retry shortly', { retryAfter: 2 });
-    if (!features) throw fail('NOT_FOUND', 'this worker\'s engine has no state features');
+    if (!features) throw fail('NOT_FOUND', "this worker's engine has no state features");
     const raw: unknown = await c.req.json();
     const parsed = WorkerFeaturesRequest.safeParse(raw);
     if (!parsed.success) throw fromZodError(parsed.error, raw);

@@ -72,7 +72,11 @@ async function ask(url: string, key: string, model: string) {
   const res = await fetch(`${url}/v1/systemone`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, state: 'a warm, funny and moving film; please refund me', questions: { q: QUESTION } }),
+    body: JSON.stringify({
+      model,
+      state: 'a warm, funny and moving film; please refund me',
+      questions: { q: QUESTION },
+    }),
   });
   assert.equal(res.status, 200);
   return ((await res.json()) as { answers: { q: { noul: number; x_answered_by: string } } }).answers.q;

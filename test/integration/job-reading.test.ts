@@ -42,7 +42,9 @@ async function appWith(seed: number) {
     return { artifact: null, reports: [] };
   };
   const t = await makeTestApp({ engine, fitter });
-  const rows = tickets(40).map((x, i) => row(x.state, { team: ROUTING, refund: REFUND }, { team: x.team, refund: i % 3 === 0 }));
+  const rows = tickets(40).map((x, i) =>
+    row(x.state, { team: ROUTING, refund: REFUND }, { team: x.team, refund: i % 3 === 0 }),
+  );
   assert.equal((await upload(t, jsonl(rows))).status, 201);
   return { t, seen, fits };
 }
@@ -60,7 +62,10 @@ describe('a training job reads its examples', () => {
       const rowsOf = (f: FitRequest | undefined) =>
         f?.templates.map((x) => ({ template: x.template, rows: x.rows.map((r) => [r.label, ...r.base]) }));
       assert.deepEqual(rowsOf(a.fits[0]), rowsOf(b.fits[0]), 'the same rows in the same order');
-      assert.equal(a.fits[0]?.templates.reduce((n, x) => n + x.rows.length, 0), 80);
+      assert.equal(
+        a.fits[0]?.templates.reduce((n, x) => n + x.rows.length, 0),
+        80,
+      );
     } finally {
       await a.t.close();
       await b.t.close();

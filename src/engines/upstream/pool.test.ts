@@ -169,7 +169,7 @@ describe('engine pool (BRIER_WORKERS)', () => {
     assert.equal(wasRefused(new Error('upstream answered 500')), false);
   });
 
-  test("state features: asked of the backend that answered the request, another when it is down; none when backends have none", async () => {
+  test('state features: asked of the backend that answered the request, another when it is down; none when backends have none', async () => {
     const asked: string[] = [];
     const withFeatures = (name: string, behaviour: () => Behaviour) => {
       const b = backend(name, behaviour);
@@ -179,7 +179,8 @@ describe('engine pool (BRIER_WORKERS)', () => {
         dim: 2,
         async state() {
           asked.push(name);
-          if (behaviour() === 'refused') throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+          if (behaviour() === 'refused')
+            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
           return Float32Array.from([name === 'a' ? 1 : 2, 0]);
         },
       };

@@ -60,10 +60,7 @@ export type WorkerFeaturesRequest = z.infer<typeof WorkerFeaturesRequest>;
 
 /** A feature vector on the wire: base64 of little-endian float32. */
 const Vector = z.string().max(1_000_000);
-export const WorkerFeatures = z.union([
-  z.object({ state: Vector }),
-  z.object({ options: z.array(Vector.nullable()) }),
-]);
+export const WorkerFeatures = z.union([z.object({ state: Vector }), z.object({ options: z.array(Vector.nullable()) })]);
 
 export function encodeVector(v: Float32Array): string {
   const out = Buffer.alloc(v.length * 4);
@@ -86,9 +83,6 @@ export const WorkerModel = z.object({
   /** The worker's BRIER_QUEUE_LIMIT: requests it takes at once before it answers 503. */
   queueLimit: z.number().int().positive(),
   /** The state features its engine has for adapters (EngineFeatures), or null; absent from older workers. */
-  features: z
-    .object({ id: z.string(), dim: z.number().int().positive(), options: z.boolean() })
-    .nullable()
-    .optional(),
+  features: z.object({ id: z.string(), dim: z.number().int().positive(), options: z.boolean() }).nullable().optional(),
 });
 export type WorkerModel = z.infer<typeof WorkerModel>;
