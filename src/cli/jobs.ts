@@ -1,11 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
-import { migrate } from '../db/migrate.ts';
-import { openDb } from '../db/open.ts';
-import { createAccountService } from '../domain/accounts.ts';
 import { createJobQueue } from '../domain/jobs.ts';
-import { isDomainError } from '../lib/errors.ts';
 import type { CliIo } from './keys.ts';
+import { onAccount } from './on-account.ts';
 
 const USAGE = `usage:
   brier jobs list --email <email>                 the account's training jobs, newest first (status, progress, queue position)
@@ -33,10 +30,7 @@ export async function runJobsCommand(argv: string[], config: Config, io: CliIo):
     io.stderr(`cancel: name the job (--id job_...)\n${USAGE}`);
     return 2;
   }
-  const db = await openDb(config.databaseUrl);
-  try {
-    await migrate(db);
-    const account = await createAccountService(db).ensure(email);
+  return onAccount(config, email, io, async (db, account) => {
     const jobs = createJobQueue(db);
     if (sub === 'cancel' && id) {
       const job = await jobs.cancel(account.id, id);
@@ -51,13 +45,5 @@ export async function runJobsCommand(argv: string[], config: Config, io: CliIo):
     }
     io.stdout(`${list.length} training jobs`);
     return 0;
-  } catch (e) {
-    if (isDomainError(e)) {
-      io.stderr(e.message);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await db.close();
-  }
+  });
 }

@@ -8,18 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Cluster, hasHaproxy, startCluster } from '../fixtures/cluster.ts';
-import { hasRedisServer } from '../fixtures/redis-server.ts';
+import { type Cluster, clusterSkip, startCluster } from '../fixtures/cluster.ts';
 import { jsonl, row, sharedRows, tickets, waitFor } from '../fixtures/teach.ts';
 import { type RunningServer, startServer, waitHealthy } from '../server.ts';
 
-const skip = !hasHaproxy()
-  ? 'haproxy is not installed (apt-get install haproxy; .ci/run installs it)'
-  : !process.env.TEST_DATABASE_URL
-    ? 'TEST_DATABASE_URL is not set'
-    : !hasRedisServer()
-      ? 'redis-server is not installed'
-      : false;
+const skip = clusterSkip();
 
 const MONEY = { type: 'noul', instructions: 'Is the customer writing about money?' } as const;
 /** A yes/no task the base model abstains on: 120 rows of sst2 when ../shared is there, else generated tickets. */
