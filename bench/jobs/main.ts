@@ -161,7 +161,8 @@ const before = values.against
 const now = await measure(rows, root, values.label ?? commitOf(root), env);
 console.log(JSON.stringify(before ? { before, now } : now, null, 2));
 const baselineFile = join(REPO_ROOT, 'bench', 'jobs', 'baseline.json');
-const reference = before ?? (existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Report) : undefined);
+const reference =
+  before ?? (existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Report) : undefined);
 if (reference && !values.record) compare(reference, now);
 if (values.record) writeFileSync(resolve(values.record), `${JSON.stringify(now, null, 2)}\n`);
 const dir = join(REPO_ROOT, 'bench', 'results');
