@@ -44,8 +44,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     };
   }
 
-  async function count(userId: string): Promise<number> {
-    const { n } = await db.kysely
+  async function count(userId: string, executor: Kysely<Database> = db.kysely): Promise<number> {
+    const { n } = await executor
       .selectFrom('adapter')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('user_id', '=', userId)
@@ -53,9 +53,9 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(n);
   }
 
-  /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters. */
-  async function checkRoom(userId: string): Promise<void> {
-    if ((await count(userId)) >= MAX_ADAPTERS_PER_ACCOUNT) {
+  /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters (`executor`: in a transaction). */
+  async function checkRoom(userId: string, executor: Kysely<Database> = db.kysely): Promise<void> {
+    if ((await count(userId, executor)) >= MAX_ADAPTERS_PER_ACCOUNT) {
       throw fail(
         'CONFLICT',
         `this account has ${MAX_ADAPTERS_PER_ACCOUNT} adapters (the limit); delete one before training another`,

@@ -121,15 +121,19 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     );
   });
 
-/** The engine cannot serve the job now (loading, workers unreachable or full): the job waits for it. */
-class EngineUnavailable extends Error {}
-/** The job is no longer this process's (cancelled, restarted by a delete, its account deleted, taken over). */
-class NotHeld extends Error {}
+/**
+ * Why a run stops without failing its job: `unavailable`, the engine cannot serve it now (loading,
+ * workers unreachable or full: the job waits for it); `not-held`, the job is no longer this run's
+ * (cancelled, restarted by a delete, its account deleted, taken over).
+ */
+type Stop = 'unavailable' | 'not-held';
+const stop = (why: Stop, message: string) => Object.assign(new Error(message), { stop: why });
+const stoppedFor = (error: unknown, why: Stop) => error instanceof Error && 'stop' in error && error.stop === why;
 
 /** Refusals that mean "not now": the job waits for the engine instead of failing. */
 function unavailable(error: unknown): boolean {
   return (
-    error instanceof EngineUnavailable ||
+    stoppedFor(error, 'unavailable') ||
     (isDomainError(error) && (error.code === 'NOT_READY' || error.code === 'OVERLOADED' || error.code === 'TIMEOUT'))
   );
 }
@@ -177,15 +181,15 @@ export function createJobRunner(deps: JobRunnerDeps) {
     for (let wait = Math.min(500, engineWaitMs); ; wait *= 2) {
       signal.throwIfAborted();
       try {
-        if (!host.engine.ready()) throw new EngineUnavailable('the model is still loading');
+        if (!host.engine.ready()) throw stop('unavailable', 'the model is still loading');
         return await step();
       } catch (error) {
         if (signal.aborted || !unavailable(error)) throw error;
         waited += wait;
         if (waited > engineWaitMs) {
-          throw error instanceof EngineUnavailable
+          throw stoppedFor(error, 'unavailable')
             ? error
-            : new EngineUnavailable(error instanceof Error ? error.message : String(error));
+            : stop('unavailable', error instanceof Error ? error.message : String(error));
         }
         await sleep(wait, signal);
       }
@@ -310,14 +314,14 @@ export function createJobRunner(deps: JobRunnerDeps) {
     const beat = setInterval(() => {
       void deps.jobs.heartbeat(job.id, lease, leaseMs, latest).then(
         (held) => {
-          if (!held) abort.abort(new NotHeld('the job is no longer held by this process'));
+          if (!held) abort.abort(stop('not-held', 'the job is no longer held by this run'));
         },
         (err: unknown) => logger.warn({ err, job: job.id }, 'training job heartbeat failed'),
       );
     }, heartbeatMs);
     beat.unref();
     try {
-      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw new NotHeld('lost at the start');
+      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw stop('not-held', 'lost at the start');
       const read = await featurize(job, abort.signal, (p, message, examples) => {
         Object.assign(
           latest,
@@ -329,7 +333,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       const readingSeconds = (performance.now() - began) / 1000;
       delete latest.examples;
       Object.assign(latest, { progress: 0.7, stage: 'fitting', message: `fitting ${read.templates.length} templates` });
-      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw new NotHeld('lost before fitting');
+      if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw stop('not-held', 'lost before fitting');
       const fitStarted = performance.now();
       const result = await fit(
         {
@@ -371,23 +375,25 @@ export function createJobRunner(deps: JobRunnerDeps) {
           result: { base, templates: result.reports, timing },
           runMs: performance.now() - began,
         },
-        async (tx) =>
-          result.artifact
-            ? (
-                await deps.adapters.create(
-                  job.userId,
-                  {
-                    base,
-                    jobId: job.id,
-                    artifact: JSON.stringify(result.artifact),
-                    report: JSON.stringify(result.reports),
-                  },
-                  tx,
-                )
-              ).id
-            : null,
+        async (tx) => {
+          if (!result.artifact) return null;
+          // Checked again here: the account's other jobs may have stored adapters since this one was queued.
+          await deps.adapters.checkRoom(job.userId, tx);
+          return (
+            await deps.adapters.create(
+              job.userId,
+              {
+                base,
+                jobId: job.id,
+                artifact: JSON.stringify(result.artifact),
+                report: JSON.stringify(result.reports),
+              },
+              tx,
+            )
+          ).id;
+        },
       );
-      if (!stored) throw new NotHeld('lost before storing');
+      if (!stored) throw stop('not-held', 'lost before storing');
       logger.info(
         { job: job.id, adapter: stored.adapterId, served, templates: result.reports.length, ...timing },
         'training job done',
@@ -397,7 +403,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       if (stopping) {
         await deps.jobs.release(job.id, lease);
         logger.info({ job: job.id }, 'training job handed back to the queue');
-      } else if (reason instanceof NotHeld || error instanceof NotHeld) {
+      } else if (stoppedFor(reason, 'not-held') || stoppedFor(error, 'not-held')) {
         logger.info(
           { job: job.id },
           'training job stopped: cancelled, restarted or taken over elsewhere; nothing stored',

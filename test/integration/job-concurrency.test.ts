@@ -73,3 +73,58 @@ describe('training jobs at once', () => {
     assert.equal(most, 2);
   });
 });
+
+describe('the adapter limit with several queued jobs', () => {
+  test('jobs queued at 19 adapters: the first stores the 20th, the next fails naming the limit, nothing past it', async () => {
+    const fitter: Fitter = async (request) => {
+      const t0 = request.templates[0];
+      if (!t0) throw new Error('no template');
+      const head = {
+        template: t0.template,
+        type: t0.type,
+        labels: t0.labels,
+        kind: 'calibration' as const,
+        baseWeight: 1,
+        bias: t0.labels.map(() => 0),
+        weights: null,
+        dim: 0,
+        temperature: 1,
+      };
+      return {
+        artifact: { format: 'brier-adapter/1', base: request.base, features: null, heads: [head] },
+        reports: [],
+      };
+    };
+    const t = await makeTestApp({ fitter });
+    try {
+      await upload(t, jsonl(tickets(20).map((x) => row(x.state, { team: ROUTING }, { team: x.team }))));
+      for (let i = 0; i < 19; i++) {
+        await t.db.kysely
+          .insertInto('adapter')
+          .values({
+            id: `ft:x:${i}`,
+            user_id: t.account.id,
+            base_model: 'x',
+            job_id: 'j',
+            artifact: '{}',
+            report: '[]',
+            created_at: Date.now(),
+          })
+          .execute();
+      }
+      const a = await (await t.req('/control/v1/training-jobs', { body: {} })).json();
+      const b = await (await t.req('/control/v1/training-jobs', { body: {} })).json();
+      assert.equal(await t.runner.runOnce(), true);
+      assert.equal(await t.runner.runOnce(), true);
+      const get = async (id: string) => (await t.req(`/control/v1/training-jobs/${id}`)).json();
+      assert.equal((await get(a.id)).status, 'succeeded');
+      const failed = await get(b.id);
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.message, /20 adapters \(the limit\)/);
+      const n = await t.db.kysely.selectFrom('adapter').select('id').where('user_id', '=', t.account.id).execute();
+      assert.equal(n.length, 20);
+    } finally {
+      await t.close();
+    }
+  });
+});

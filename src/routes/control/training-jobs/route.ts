@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import type { Job, JobOutlook } from '../../../domain/jobs.ts';
+import { type Job, type JobOutlook, MAX_ACTIVE_JOBS_PER_ACCOUNT } from '../../../domain/jobs.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
@@ -13,8 +13,7 @@ export const createJobRoute = defineRoute({
   path: '/training-jobs',
   tags: ['Adapters'],
   summary: 'Queue a training job: fit an adapter from the labelled examples',
-  description:
-    "Fits, per question template with at least 20 labelled examples, a head on the base model (a probe on the state embedding with the embedded model; a calibration elsewhere), holding out 25% of the examples to measure it. Jobs run in the background, accounts in turn and each account's oldest first, one at a time per account (at most 5 queued or running per account), several at once per server where cores allow (BRIER_TRAINING_CONCURRENCY); they wait for the model and survive restarts. A job reads at most BRIER_TRAINING_MAX_EXAMPLES examples (the newest). The body is optional.",
+  description: `Fits, per question template with at least 20 labelled examples, a head on the base model (a probe on the state embedding with the embedded model; a calibration elsewhere), holding out 25% of the examples to measure it. Jobs run in the background, accounts in turn and each account's oldest first, one at a time per account (at most ${MAX_ACTIVE_JOBS_PER_ACCOUNT} queued or running per account), several at once per server where cores allow (BRIER_TRAINING_CONCURRENCY); they wait for the model and survive restarts. A job reads at most BRIER_TRAINING_MAX_EXAMPLES examples (the newest). The body is optional.`,
   request: { body: { required: false, content: { 'application/json': { schema: CreateTrainingJob } } } },
   responses: {
     202: { description: 'Queued', content: { 'application/json': { schema: TrainingJob } } },
