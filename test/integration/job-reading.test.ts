@@ -16,7 +16,7 @@ import { jsonl, REFUND, ROUTING, row, tickets, upload } from '../fixtures/teach.
 import { makeTestApp } from '../harness.ts';
 
 /** An app whose engine answers after a random delay and records how many answers ran at once. */
-async function appWith(seed: number) {
+async function appWith(seed: number, options: { trainingMaxExamples?: number } = {}) {
   const inner = createFakeEngine();
   const random = mulberry32(seed);
   const seen = { now: 0, most: 0, answers: 0 };
@@ -41,7 +41,7 @@ async function appWith(seed: number) {
     fits.push(request);
     return { artifact: null, reports: [] };
   };
-  const t = await makeTestApp({ engine, fitter });
+  const t = await makeTestApp({ engine, fitter, ...options });
   const rows = tickets(40).map((x, i) =>
     row(x.state, { team: ROUTING, refund: REFUND }, { team: x.team, refund: i % 3 === 0 }),
   );
@@ -91,6 +91,23 @@ describe('a training job reads its examples', () => {
       live = false;
       await traffic;
       assert.ok(a.seen.most <= 2, `at most one job answer beside a live one (${a.seen.most} at once)`);
+    } finally {
+      await a.t.close();
+    }
+  });
+
+  test('a deployment bounds the examples one job reads (BRIER_TRAINING_MAX_EXAMPLES): the newest, and the job says so', async () => {
+    const a = await appWith(4, { trainingMaxExamples: 30 });
+    try {
+      const queued = await (await a.t.req('/control/v1/training-jobs', { body: {} })).json();
+      assert.equal(queued.examples, 30, 'the job is sized by the bound');
+      assert.equal(await a.t.runner.runOnce(), true);
+      assert.equal(
+        a.fits[0]?.templates.reduce((n, x) => n + x.rows.length, 0),
+        30,
+      );
+      const done = await (await a.t.req(`/control/v1/training-jobs/${queued.id}`)).json();
+      assert.match(done.message, /read the newest 30 examples \(the bound per job\); 50 older ones left out/);
     } finally {
       await a.t.close();
     }

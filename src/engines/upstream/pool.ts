@@ -161,7 +161,9 @@ export function createEnginePool(options: PoolOptions): EnginePool {
     let broken = 0;
     let busy: DomainError | undefined;
     const next = () => {
-      if (first && !tried.has(first) && first.healthy && first.engine.ready()) return first;
+      if (first && !tried.has(first) && first.healthy && first.engine.ready() && (eligible?.(first) ?? true)) {
+        return first;
+      }
       return pick(tried, eligible);
     };
     for (let m = next(); m; m = next()) {
