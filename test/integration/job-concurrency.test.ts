@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Fitter } from '../../src/jobs/runner.ts';
-import { jsonl, ROUTING, row, tickets, upload, waitFor } from '../fixtures/teach.ts';
+import { calibrationArtifact, jsonl, ROUTING, row, tickets, upload, waitFor } from '../fixtures/teach.ts';
 import { makeTestApp, type TestApp } from '../harness.ts';
 
 describe('training jobs at once', () => {
@@ -76,25 +76,7 @@ describe('training jobs at once', () => {
 
 describe('the adapter limit with several queued jobs', () => {
   test('jobs queued at 19 adapters: the first stores the 20th, the next fails naming the limit, nothing past it', async () => {
-    const fitter: Fitter = async (request) => {
-      const t0 = request.templates[0];
-      if (!t0) throw new Error('no template');
-      const head = {
-        template: t0.template,
-        type: t0.type,
-        labels: t0.labels,
-        kind: 'calibration' as const,
-        baseWeight: 1,
-        bias: t0.labels.map(() => 0),
-        weights: null,
-        dim: 0,
-        temperature: 1,
-      };
-      return {
-        artifact: { format: 'brier-adapter/1', base: request.base, features: null, heads: [head] },
-        reports: [],
-      };
-    };
+    const fitter: Fitter = async (request) => ({ artifact: calibrationArtifact(request, 1), reports: [] });
     const t = await makeTestApp({ fitter });
     try {
       await upload(t, jsonl(tickets(20).map((x) => row(x.state, { team: ROUTING }, { team: x.team }))));

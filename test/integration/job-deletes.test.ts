@@ -8,11 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FitRequest } from '../../src/engines/adapters/fit-protocol.ts';
 import type { DecisionEngine } from '../../src/engines/engine.ts';
 import { createFakeEngine } from '../../src/engines/fake/fake-engine.ts';
 import type { Fitter } from '../../src/jobs/runner.ts';
-import { ask, jsonl, REFUND, ROUTING, row, tickets, upload, waitFor } from '../fixtures/teach.ts';
+import { ask, calibrationArtifact, jsonl, REFUND, ROUTING, row, tickets, upload, waitFor } from '../fixtures/teach.ts';
 import { databases, makeTestApp, notePostgresSkip, signedInClient, type TestApp } from '../harness.ts';
 
 /** A gate a test opens and closes: while closed, whoever waits on it blocks (or stops when aborted). */
@@ -43,26 +42,6 @@ function gate() {
   };
 }
 
-/** Calibration heads for every template of the request (what the job would store). */
-function artifactOf(request: FitRequest) {
-  return {
-    format: 'brier-adapter/1',
-    base: request.base,
-    features: null,
-    heads: request.templates.map((t) => ({
-      template: t.template,
-      type: t.type,
-      labels: t.labels,
-      kind: 'calibration' as const,
-      baseWeight: 1,
-      bias: t.labels.map(() => 0.1),
-      weights: null,
-      dim: 0,
-      temperature: 1,
-    })),
-  };
-}
-
 for (const kind of databases()) {
   describe(`deletes reach the jobs that read the examples (${kind})`, () => {
     let t: TestApp;
@@ -90,7 +69,7 @@ for (const kind of databases()) {
         const hook = beforeStore;
         beforeStore = undefined;
         await hook?.();
-        return { artifact: artifactOf(request), reports: [] };
+        return { artifact: calibrationArtifact(request, request.templates.length, 0.1), reports: [] };
       };
       // Two jobs at once: a restarted job may be claimed again by this process while its first run winds down.
       t = await makeTestApp({ db: kind, engine, fitter, jobPollMs: 10, jobLeaseMs: 300, trainingConcurrency: 2 });

@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { Fitter } from '../../src/jobs/runner.ts';
-import { jsonl, ROUTING, row, sharedDatabase, tickets, upload, waitFor } from '../fixtures/teach.ts';
+import {
+  calibrationArtifact,
+  jsonl,
+  ROUTING,
+  row,
+  sharedDatabase,
+  tickets,
+  upload,
+  waitFor,
+} from '../fixtures/teach.ts';
 import { databases, makeTestApp, notePostgresSkip, type TestApp } from '../harness.ts';
 import { ROOT } from '../server.ts';
 
@@ -21,20 +30,7 @@ function countingFitter(calls: string[], who: string, hold?: Promise<void>): Fit
       hold,
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
     ]);
-    const t = request.templates[0];
-    if (!t) throw new Error('no template');
-    const head = {
-      template: t.template,
-      type: t.type,
-      labels: t.labels,
-      kind: 'calibration' as const,
-      baseWeight: 1,
-      bias: t.labels.map(() => 0),
-      weights: null,
-      dim: 0,
-      temperature: 1,
-    };
-    return { artifact: { format: 'brier-adapter/1', base: request.base, features: null, heads: [head] }, reports: [] };
+    return { artifact: calibrationArtifact(request, 1), reports: [] };
   };
 }
 
