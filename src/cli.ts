@@ -6,6 +6,7 @@
 
 import { runModelsCommand } from './catalog/cli.ts';
 import { runExamplesCommand } from './cli/examples.ts';
+import { runJobsCommand } from './cli/jobs.ts';
 import { runKeysCommand } from './cli/keys.ts';
 import { loadConfig } from './config.ts';
 
@@ -15,6 +16,8 @@ const USAGE = `usage: npm run brier -- <command>
   keys revoke --email <email> --id <key id>     revoke a key
   examples upload --email <email> <file.jsonl>  store labelled examples (all or nothing; see docs: Teach Brier your task)
   examples list --email <email>                 the account's question templates and example counts
+  jobs list --email <email>                     the account's training jobs (status, progress, queue position)
+  jobs cancel --email <email> --id <job id>     cancel a queued or running training job
   models list                                   the model catalog
   models pull <name>                            download a catalog model (resumable, verified)`;
 
@@ -29,6 +32,11 @@ async function run(): Promise<number> {
       });
     case 'examples':
       return runExamplesCommand(rest, loadConfig(), {
+        stdout: (l) => console.log(l),
+        stderr: (l) => console.error(l),
+      });
+    case 'jobs':
+      return runJobsCommand(rest, loadConfig(), {
         stdout: (l) => console.log(l),
         stderr: (l) => console.error(l),
       });

@@ -64,6 +64,8 @@ const Env = z.object({
   BRIER_DB_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
   BRIER_TRUSTED_PROXIES: z.string().min(1).optional(),
   BRIER_TRAINING_JOBS: z.enum(['on', 'off']).default('on'),
+  BRIER_TRAINING_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
+  BRIER_TRAINING_MAX_EXAMPLES: z.coerce.number().int().min(20).max(1_000_000).default(20_000),
   BRIER_LEGACY_EXTENSION_FIELDS: z.enum(['on', 'off']).default('off'),
 });
 
@@ -138,8 +140,12 @@ export interface Config {
   dbTimeoutMs: number;
   /** Addresses of the load balancers whose X-Forwarded-For is believed for rate limits. */
   trustedProxies: string[];
-  /** This gateway runs queued adapter training jobs in the background (one at a time, low priority). */
+  /** This gateway runs queued adapter training jobs in the background (low priority). */
   trainingJobs: boolean;
+  /** Training jobs this process runs at once; undefined: one per two cores. */
+  trainingConcurrency: number | undefined;
+  /** Examples one training job reads at most (the newest past it). */
+  trainingMaxExamples: number;
   /**
    * Answers also carry the extensions' names before 0.2.0 (`abstained`, `answered_by`) next to
    * `x_abstained` and `x_answered_by`: an opt-in for the deprecation period (see CHANGELOG.md).
@@ -261,6 +267,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbTimeoutMs: e.BRIER_DB_TIMEOUT_MS,
     trustedProxies,
     trainingJobs: e.BRIER_TRAINING_JOBS === 'on',
+    trainingConcurrency: e.BRIER_TRAINING_CONCURRENCY,
+    trainingMaxExamples: e.BRIER_TRAINING_MAX_EXAMPLES,
     legacyExtensionFields: e.BRIER_LEGACY_EXTENSION_FIELDS === 'on',
   };
 }

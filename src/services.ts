@@ -22,7 +22,12 @@ import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
 import type { EnginePool } from './engines/upstream/pool.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
-import { createJobRunner, type Fitter, MIN_EXAMPLES_PER_TEMPLATE } from './jobs/runner.ts';
+import {
+  createJobRunner,
+  DEFAULT_MAX_EXAMPLES_PER_JOB,
+  type Fitter,
+  MIN_EXAMPLES_PER_TEMPLATE,
+} from './jobs/runner.ts';
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';
@@ -78,9 +83,15 @@ export interface ServiceOptions {
   trainingJobs?: boolean | undefined;
   /** BRIER_LEGACY_EXTENSION_FIELDS: answers also carry `abstained` / `answered_by` (deprecated names). */
   legacyExtensionFields?: boolean | undefined;
+  /** Training jobs run at once by this process (BRIER_TRAINING_CONCURRENCY; default: one per two cores). */
+  trainingConcurrency?: number | undefined;
+  /** Examples one training job reads at most (BRIER_TRAINING_MAX_EXAMPLES; default 20,000). */
+  trainingMaxExamples?: number | undefined;
   /** Training jobs: the lease, the queue poll interval (ms) and the fitting step (tests). */
   jobLeaseMs?: number | undefined;
   jobPollMs?: number | undefined;
+  /** How long a job retries in place while the engine is unavailable (ms; tests shorten it). */
+  jobEngineWaitMs?: number | undefined;
   fitter?: Fitter | undefined;
 }
 
@@ -170,9 +181,10 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   // The one owner of the model: its queue, its limits, its token counting.
   const host = createEngineHost(engine, { queueLimit: options.queueLimit, timeoutMs: options.requestTimeoutMs });
   // Labelled examples, retention, outcomes, training jobs and adapters (issue 23).
-  const examples = createExampleStore(db, { limits: options.exampleLimits });
-  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs });
   const jobs = createJobQueue(db);
+  // Deleting examples restarts or cancels the jobs that read them, in the deleting transaction.
+  const examples = createExampleStore(db, { limits: options.exampleLimits, onDeleted: jobs.examplesDeleted });
+  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs, onExamplesDeleted: jobs.examplesDeleted });
   const adapters = createAdapterStore(db);
   const resolver = createAdapterResolver(adapters, engine, { ttlMs: options.keyCacheTtlMs });
   const teach = {
@@ -183,6 +195,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     adapters,
     resolver,
     minExamples: MIN_EXAMPLES_PER_TEMPLATE,
+    maxJobExamples: options.trainingMaxExamples ?? DEFAULT_MAX_EXAMPLES_PER_JOB,
     baseModel: () => engine.info.id,
   };
   const runner = createJobRunner({
@@ -195,6 +208,9 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     leaseMs: options.jobLeaseMs,
     pollMs: options.jobPollMs,
     fit: options.fitter,
+    concurrency: options.trainingConcurrency,
+    maxExamples: options.trainingMaxExamples,
+    engineWaitMs: options.jobEngineWaitMs,
   });
   const systemOne = createSystemOne(host, {
     adapters: resolver,

@@ -13,6 +13,8 @@ export interface QuestionDraft {
 }
 
 export interface PlaygroundState {
+  /** The model to ask: '' for the server's default, or an id (an adapter of the account: ft:...). */
+  model: string;
   state: string;
   /** The state is JSON (object or array) rather than text. */
   stateIsJson: boolean;
@@ -20,6 +22,7 @@ export interface PlaygroundState {
 }
 
 export interface RequestBody {
+  model?: string;
   state: unknown;
   questions: Record<string, Record<string, unknown>>;
 }
@@ -40,6 +43,7 @@ export function newQuestion(type: QuestionType, id: string): QuestionDraft {
 }
 
 export const EXAMPLE: PlaygroundState = {
+  model: '',
   state: 'I was charged twice for my subscription this month. Please refund one of the charges.',
   stateIsJson: false,
   questions: [
@@ -118,7 +122,8 @@ export function toBody(s: PlaygroundState): RequestBody {
     if (q.type === 'score') out.criteria = q.levels.map((l) => l.trim()).filter(Boolean);
     questions[q.id.trim()] = out;
   }
-  return { state, questions };
+  const model = s.model.trim();
+  return model ? { model, state, questions } : { state, questions };
 }
 
 const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -126,8 +131,10 @@ const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 
 /** Reads a pasted request body back into the form; throws with a message naming what is wrong. */
 export function fromBody(value: unknown): PlaygroundState {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('the body must be a JSON object');
-  const body = value as { state?: unknown; questions?: unknown };
+  const body = value as { model?: unknown; state?: unknown; questions?: unknown };
   if (body.state === undefined) throw new Error('"state" is missing');
+  if (body.model !== undefined && typeof body.model !== 'string')
+    throw new Error('"model" must be a model id (a string)');
   if (!body.questions || typeof body.questions !== 'object' || Array.isArray(body.questions)) {
     throw new Error('"questions" must be an object of questions keyed by id');
   }
@@ -155,6 +162,7 @@ export function fromBody(value: unknown): PlaygroundState {
   }
   const isJson = typeof body.state !== 'string';
   return {
+    model: typeof body.model === 'string' ? body.model : '',
     state: isJson ? JSON.stringify(body.state, null, 2) : (body.state as string),
     stateIsJson: isJson,
     questions,

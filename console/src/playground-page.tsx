@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
-import { type ApiErrorShape, isApiError, readApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
+import { type ApiErrorShape, api, isApiError, readApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
 import {
   type DraftErrors,
   describeTie,
@@ -321,6 +321,15 @@ export function PlaygroundPage() {
   const [tab, setTab] = useState<Tab>('curl');
   const [shared, setShared] = useState<string | null>(null);
   const stateTypeId = useId();
+  const modelId = useId();
+  /** The account's adapters, offered beside the base model (none when the list cannot be read). */
+  const [adapters, setAdapters] = useState<string[]>([]);
+  useEffect(() => {
+    api<{ data: { id: string }[] }>('/control/v1/adapters').then(
+      (r) => setAdapters(r.data.map((a) => a.id)),
+      () => setAdapters([]),
+    );
+  }, []);
 
   useEffect(() => {
     const onHash = () => {
@@ -427,7 +436,11 @@ export function PlaygroundPage() {
           </button>
         </fieldset>
         {mode === 'json' ? (
-          <Field label="Request body (JSON)" error={jsonError} hint="Paste a /v1/systemone body: {state, questions}.">
+          <Field
+            label="Request body (JSON)"
+            error={jsonError}
+            hint="Paste a /v1/systemone body: {model?, state, questions}."
+          >
             {(a) => (
               <textarea
                 {...a}
@@ -441,6 +454,17 @@ export function PlaygroundPage() {
           </Field>
         ) : (
           <>
+            <div className="field compact">
+              <label htmlFor={modelId}>Model</label>
+              <select id={modelId} value={draft.model} onChange={(e) => setDraft({ ...draft, model: e.target.value })}>
+                <option value="">base model (brier-latest)</option>
+                {[...new Set([...adapters, ...(draft.model ? [draft.model] : [])])].map((id) => (
+                  <option key={id} value={id}>
+                    {id}
+                  </option>
+                ))}
+              </select>
+            </div>
             <div className="field compact">
               <label htmlFor={stateTypeId}>State is</label>
               <select

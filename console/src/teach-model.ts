@@ -116,6 +116,18 @@ export function csvToJsonl(text: string, question: CsvQuestion): { jsonl: string
   return { jsonl: `${lines.join('\n')}\n`, rows: lines.length };
 }
 
+/**
+ * A server message about an upload made from CSV, in the CSV's terms: its data rows (JSON Lines line
+ * N is data row N) and its columns, never the question id `q` the conversion chose.
+ */
+export function inCsvTerms(message: string): string {
+  return message
+    .replace(/\bline (\d+)/g, 'data row $1')
+    .replace(/\blabels\.q\b/g, 'the "label" column')
+    .replace(/\bquestions\.q\b/g, 'the question (as the form describes it)')
+    .replace(/(data row \d+): state:/g, '$1: the "state" column:');
+}
+
 /** A metric for a table cell: 3 decimals, or a dash. */
 export function metric(v: number | null | undefined, digits = 3): string {
   return typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '–';
@@ -132,6 +144,33 @@ export interface Bin {
 /** The points of a reliability curve in a unit square (x: mean confidence, y: accuracy), bins with rows only. */
 export function reliabilityPoints(bins: readonly Bin[]): { x: number; y: number; n: number }[] {
   return bins.filter((b) => b.n > 0).map((b) => ({ x: b.confidence, y: b.accuracy, n: b.n }));
+}
+
+/** A duration in words: "about 40 s", "about 3 min", "about 2 h". */
+export function roughly(seconds: number): string {
+  if (seconds < 90) return `about ${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 90 * 60) return `about ${Math.round(seconds / 60)} min`;
+  return `about ${Math.round(seconds / 3600)} h`;
+}
+
+/**
+ * Where a queued or running job stands, in words: its place in the queue and the time it should still
+ * take ("2nd in the queue · about 3 min left"); empty once it has ended.
+ */
+export function jobOutlook(job: {
+  status: string;
+  queue_position: number | null;
+  estimated_seconds: number | null;
+}): string {
+  if (!isActive(job.status)) return '';
+  const parts: string[] = [];
+  if (job.status === 'queued' && job.queue_position !== null) {
+    const n = job.queue_position;
+    const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+    parts.push(n === 1 ? 'next in the queue' : `${n}${suffix} in the queue`);
+  }
+  if (job.estimated_seconds !== null) parts.push(`${roughly(job.estimated_seconds)} left`);
+  return parts.join(' · ');
 }
 
 /** Whether a job is still going (the page polls while one is). */

@@ -15,7 +15,9 @@ import {
   type Bin,
   type CsvQuestion,
   csvToJsonl,
+  inCsvTerms,
   isActive,
+  jobOutlook,
   metric,
   type QuestionType,
   reliabilityPoints,
@@ -243,12 +245,19 @@ function CalibrationCard({ c, onRetrain, busy }: { c: TemplateCalibration; onRet
   );
 }
 
-function JobRow({ job }: { job: TrainingJob }) {
+function JobRow({ job, onCancel }: { job: TrainingJob; onCancel: (job: TrainingJob) => void }) {
   const pct = Math.round(job.progress * 100);
+  const outlook = jobOutlook(job);
   return (
     <li className="job">
       <div className="job-head">
         <strong>{job.status}</strong> <span className="muted">{formatDate(job.created_at)}</span>
+        {outlook ? <span className="muted"> · {outlook}</span> : null}
+        {isActive(job.status) ? (
+          <button type="button" className="small" onClick={() => onCancel(job)}>
+            Cancel job
+          </button>
+        ) : null}
       </div>
       <div
         className="progress"
@@ -334,12 +343,24 @@ export function TeachPage() {
       );
       await load();
     } catch (err) {
-      setError(err instanceof Error ? err.message : 'the upload failed');
+      const message = err instanceof Error ? err.message : 'the upload failed';
+      setError(isCsv ? inCsvTerms(message) : message);
       const list = isApiError(err) ? err.issues.map((i) => i.msg) : [];
-      setIssues(isCsv ? list.map((m) => m.replace(/^line (\d+)/, 'data row $1')) : list);
+      setIssues(isCsv ? list.map(inCsvTerms) : list);
     } finally {
       setBusy(false);
     }
+  }
+
+  async function cancel(job: TrainingJob) {
+    setError(null);
+    try {
+      await api(`/control/v1/training-jobs/${job.id}/cancel`, { method: 'POST' });
+      setNotice(`Training job ${job.id} is cancelled.`);
+    } catch (err) {
+      setError(isApiError(err) ? err.message : 'could not cancel the job');
+    }
+    await load();
   }
 
   async function train(templates?: string[]) {
@@ -521,13 +542,13 @@ export function TeachPage() {
       ) : null}
 
       <h2>Training</h2>
-      <button type="button" onClick={() => void train()} disabled={active || !examples?.templates.length}>
+      <button type="button" onClick={() => void train()} disabled={!examples?.templates.length}>
         Train an adapter
       </button>
       {jobs.length > 0 ? (
         <ul className="jobs" aria-label="Training jobs">
           {jobs.slice(0, 5).map((j) => (
-            <JobRow key={j.id} job={j} />
+            <JobRow key={j.id} job={j} onCancel={(x) => void cancel(x)} />
           ))}
         </ul>
       ) : null}

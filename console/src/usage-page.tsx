@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
 import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
-import { daysWithTraffic } from './usage-model.ts';
+import { axisTicks, daysWithTraffic } from './usage-model.ts';
 
 const WINDOWS = [7, 30, 90] as const;
 
@@ -18,12 +18,11 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
   const height = 200;
   const pad = { left: 48, right: 8, top: 12, bottom: 28 };
   const totals = days.map((_, i) => series.reduce((a, s) => a + (s.values[i] ?? 0), 0));
-  const max = Math.max(1, ...totals);
+  const { top: max, ticks } = axisTicks(Math.max(0, ...totals));
   const innerW = width - pad.left - pad.right;
   const innerH = height - pad.top - pad.bottom;
   const step = innerW / Math.max(1, days.length);
   const bar = Math.max(1, step * 0.7);
-  const ticks = [0, 0.5, 1].map((f) => Math.round(max * f));
   const labelEvery = Math.ceil(days.length / 8);
   const sum = totals.reduce((a, b) => a + b, 0);
   return (

@@ -1,13 +1,10 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
-import { migrate } from '../db/migrate.ts';
-import { openDb } from '../db/open.ts';
-import { createAccountService } from '../domain/accounts.ts';
 import { createExampleStore } from '../domain/examples.ts';
-import { isDomainError } from '../lib/errors.ts';
 import { parseLabelledJsonl, UPLOAD_LIMITS } from '../systemone/examples.ts';
 import type { CliIo } from './keys.ts';
+import { onAccount } from './on-account.ts';
 
 const USAGE = `usage:
   brier examples upload --email <email> <file.jsonl>   store labelled examples (one JSON object per line: state, questions, labels)
@@ -51,10 +48,7 @@ export async function runExamplesCommand(argv: string[], config: Config, io: Cli
     }
     text = fs.readFileSync(file, 'utf8');
   }
-  const db = await openDb(config.databaseUrl);
-  try {
-    await migrate(db);
-    const account = await createAccountService(db).ensure(email);
+  return onAccount(config, email, io, async (db, account) => {
     const examples = createExampleStore(db);
     if (sub === 'upload') {
       const rows = parseLabelledJsonl(text);
@@ -82,14 +76,5 @@ export async function runExamplesCommand(argv: string[], config: Config, io: Cli
       io.stdout(`${total} labelled questions in ${templates.length} templates`);
     }
     return 0;
-  } catch (e) {
-    if (isDomainError(e)) {
-      io.stderr(e.message);
-      for (const issue of (e.issues ?? []).slice(0, 20)) io.stderr(`  ${issue.msg}`);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await db.close();
-  }
+  });
 }

@@ -1,11 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
-import { migrate } from '../db/migrate.ts';
-import { openDb } from '../db/open.ts';
-import { createAccountService } from '../domain/accounts.ts';
+import { createJobQueue } from '../domain/jobs.ts';
 import { createKeyService } from '../domain/keys.ts';
 import { createRetention } from '../domain/retention.ts';
-import { isDomainError } from '../lib/errors.ts';
+import { onAccount } from './on-account.ts';
 
 export interface CliIo {
   stdout: (line: string) => void;
@@ -38,10 +36,7 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
     );
     return 2;
   }
-  const db = await openDb(config.databaseUrl);
-  try {
-    await migrate(db);
-    const account = await createAccountService(db).ensure(values.email);
+  return onAccount(config, values.email, io, async (db, account) => {
     const keys = createKeyService(db, { maxKeysPerAccount: config.maxKeysPerAccount, cacheTtlMs: 0 });
     if (sub === 'create') {
       const created = await keys.create(account.id, values.name ?? 'cli');
@@ -65,17 +60,12 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
         return 1;
       }
       // What was retained of the key's requests goes with it.
-      await createRetention(db).forgetKey(account.id, values.id);
+      await createRetention(db, { onExamplesDeleted: createJobQueue(db).examplesDeleted }).forgetKey(
+        account.id,
+        values.id,
+      );
       io.stdout(`Revoked ${values.id}.`);
     }
     return 0;
-  } catch (e) {
-    if (isDomainError(e)) {
-      io.stderr(e.message);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await db.close();
-  }
+  });
 }

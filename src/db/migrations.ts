@@ -266,5 +266,24 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('example').addColumn('served_by', 'text').execute();
       },
     },
+    '0010_job_scheduling': {
+      // Training jobs scheduled fairly and estimated (issue 33): when a job waiting for the engine may be
+      // claimed again and how often it has waited, when it was last claimed (accounts take turns by it),
+      // how many examples it reads, and how long its run took (the measured throughput of estimates).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('training_job').addColumn('not_before', 'bigint').execute();
+        await db.schema
+          .alterTable('training_job')
+          .addColumn('waits', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.alterTable('training_job').addColumn('claimed_at', 'bigint').execute();
+        await db.schema
+          .alterTable('training_job')
+          .addColumn('examples', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.alterTable('training_job').addColumn('run_ms', 'bigint').execute();
+        await db.schema.createIndex('example_request_idx').on('example').columns(['user_id', 'request_id']).execute();
+      },
+    },
   };
 }

@@ -172,6 +172,16 @@ export interface TrainingJobTable {
   created_at: Ms;
   started_at: ColumnType<number | null, number | null, number | null>;
   finished_at: ColumnType<number | null, number | null, number | null>;
+  /** A job waiting for the engine is not claimed before this (ms); null: at once (migration 0010). */
+  not_before: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Times it went back to the queue to wait for the engine (its backoff grows with them). */
+  waits: ColumnType<number, number | undefined, number>;
+  /** When it was last claimed: accounts whose jobs were claimed longest ago go first. */
+  claimed_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Labelled examples it reads (an estimate until it has read them). */
+  examples: ColumnType<number, number | undefined, number>;
+  /** How long its successful run took (ms): the throughput estimates are measured from. */
+  run_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A fitted adapter (migration 0008): a model id of its account, served on its base model. */

@@ -4,8 +4,9 @@
  * database at once; serving caches an adapter for at most a second (src/systemone/adapters.ts).
  */
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { toMs } from '../db/schema.ts';
+import { type Database, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
 
 /** Adapters kept per account (documented). */
@@ -43,8 +44,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     };
   }
 
-  async function count(userId: string): Promise<number> {
-    const { n } = await db.kysely
+  async function count(userId: string, executor: Kysely<Database> = db.kysely): Promise<number> {
+    const { n } = await executor
       .selectFrom('adapter')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('user_id', '=', userId)
@@ -52,9 +53,9 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(n);
   }
 
-  /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters. */
-  async function checkRoom(userId: string): Promise<void> {
-    if ((await count(userId)) >= MAX_ADAPTERS_PER_ACCOUNT) {
+  /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters (`executor`: in a transaction). */
+  async function checkRoom(userId: string, executor: Kysely<Database> = db.kysely): Promise<void> {
+    if ((await count(userId, executor)) >= MAX_ADAPTERS_PER_ACCOUNT) {
       throw fail(
         'CONFLICT',
         `this account has ${MAX_ADAPTERS_PER_ACCOUNT} adapters (the limit); delete one before training another`,
@@ -62,9 +63,11 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     }
   }
 
+  /** Stores an adapter; `executor`: a transaction to store it in (the one that ends its job). */
   async function create(
     userId: string,
     adapter: { base: string; jobId: string; artifact: string; report: string },
+    executor: Kysely<Database> = db.kysely,
   ): Promise<StoredAdapter> {
     const row = {
       id: `ft:${adapter.base}:${randomBytes(6).toString('hex')}`,
@@ -75,7 +78,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       report: adapter.report,
       created_at: now(),
     };
-    await db.kysely.insertInto('adapter').values(row).execute();
+    await executor.insertInto('adapter').values(row).execute();
     return toAdapter(row);
   }
 

@@ -4,7 +4,7 @@
  * limits; outcomes of retained requests land here too (src/domain/outcomes.ts). No HTTP here.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { type Database, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
@@ -68,6 +68,11 @@ const BATCH = 400;
 export interface ExampleStoreOptions {
   limits?: { perAccount: number; templatesPerAccount: number };
   now?: () => number;
+  /**
+   * Told, inside the deleting transaction, which templates lost examples (the job queue restarts or
+   * cancels the jobs that read them: src/domain/jobs.ts examplesDeleted).
+   */
+  onDeleted?: (tx: Kysely<Database>, userId: string, templates: readonly string[], why: string) => Promise<unknown>;
 }
 
 export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
@@ -307,7 +312,10 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
         .where('id', '=', templateId)
         .executeTakeFirst();
       await tx.deleteFrom('example').where('user_id', '=', userId).where('template_id', '=', templateId).execute();
-      return Number(gone.numDeletedRows) > 0;
+      const found = Number(gone.numDeletedRows) > 0;
+      if (found)
+        await options.onDeleted?.(tx, userId, [templateId], `the examples of template ${templateId} were deleted`);
+      return found;
     });
   }
 

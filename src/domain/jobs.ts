@@ -1,19 +1,36 @@
 /**
- * The adapter training job queue, in the database. A job is claimed by one process at a time with a
- * lease: a single UPDATE picks the oldest queued job (or a running one whose lease has lapsed: its
- * process died) and stamps its owner and lease; on PostgreSQL the pick is `FOR UPDATE SKIP LOCKED`,
- * so instances polling together never take the same job, and on SQLite the database's single writer
- * serialises the claims. The owner renews the lease while it works; progress, results and the end
- * are written only while it still holds the lease. A job that lost its process three times fails.
+ * The adapter training job queue, in the database (issues 23 and 33). A job is claimed by one process
+ * at a time with a lease: one UPDATE takes the next job and stamps its owner and lease; the owner
+ * renews the lease while it works, and progress, results and the end are written only while it still
+ * holds it. A job whose process died is taken over when its lease lapses.
+ *
+ * Which job is next (fair scheduling): accounts take turns (the account whose jobs were claimed longest
+ * ago goes first, so accounts are served round-robin), an account's jobs run oldest first and one at a
+ * time, and a job waiting for the engine (`defer`) is not claimed before its backoff ends. On
+ * PostgreSQL claims are serialised by an advisory lock for the claim's transaction (so that two
+ * instances cannot both start a job of one account); on SQLite the single writer does it.
+ *
+ * `attempts` counts real failures only: a claim counts one until the run ends; a success, a hand-back
+ * (a stopping server), a wait for the engine or a restart gives it back; a process that dies keeps it,
+ * and a job whose process died MAX_JOB_ATTEMPTS times fails.
+ *
+ * A job never outlives the examples it reads: deleting examples (a template, or the outcomes of revoked
+ * retention) restarts the jobs that read them without those templates, or cancels them when none is
+ * left, in the deleting transaction; the adapter is stored in the same transaction that ends the job
+ * only while the job is still running under its owner, so a delete that lands first leaves no adapter.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { type TrainingJobTable, toMs } from '../db/schema.ts';
+import { type Database, type TrainingJobTable, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
 
-/** Claims per job before it is given up (a process that dies mid-job costs one). */
+/** Real failures a job may have: a process that dies with it this many times fails it. */
 export const MAX_JOB_ATTEMPTS = 3;
+/** Queued or running jobs an account may have at once (documented). */
+export const MAX_ACTIVE_JOBS_PER_ACCOUNT = 5;
+/** The longest wait for the engine before a job is offered again (its backoff doubles up to this). */
+export const MAX_JOB_BACKOFF_MS = 60_000;
 
 export type JobStatus = TrainingJobTable['status'];
 
@@ -30,15 +47,25 @@ export interface Job {
   /** The job's report (JSON), once it has one. */
   result: unknown;
   adapterId: string | null;
+  /** Real failures (see the file comment). */
   attempts: number;
+  /** Labelled examples it reads. */
+  examples: number;
+  /** Times it waited for the engine. */
+  waits: number;
+  notBefore: number | null;
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** How long its successful run took (ms). */
+  runMs: number | null;
 }
 
 type Row = {
   [K in keyof TrainingJobTable]: unknown;
 };
+
+const num = (v: unknown): number | null => toMs((v ?? null) as number | string | null);
 
 function toJob(r: Row): Job {
   return {
@@ -52,11 +79,28 @@ function toJob(r: Row): Job {
     result: r.result ? (JSON.parse(String(r.result)) as unknown) : null,
     adapterId: r.adapter_id ? String(r.adapter_id) : null,
     attempts: Number(r.attempts),
-    createdAt: toMs(r.created_at as number | string) ?? 0,
-    startedAt: toMs((r.started_at ?? null) as number | string | null),
-    finishedAt: toMs((r.finished_at ?? null) as number | string | null),
+    examples: Number(r.examples ?? 0),
+    waits: Number(r.waits ?? 0),
+    notBefore: num(r.not_before),
+    createdAt: num(r.created_at) ?? 0,
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+    runMs: num(r.run_ms),
   };
 }
+
+/** Where a queued or running job stands: its place in the queue and the time it should still take. */
+export interface JobOutlook {
+  /** 1: the next job to start; null when it is not queued. */
+  position: number | null;
+  /** Seconds until it should be done, from the measured throughput; null when nothing was measured yet. */
+  seconds: number | null;
+  /** Labelled examples read per second per running job, measured on recent jobs (null: none yet). */
+  examplesPerSecond: number | null;
+}
+
+/** Something that runs queries: the database or one of its transactions. */
+export type Executor = Kysely<Database>;
 
 export interface JobQueueOptions {
   now?: () => number;
@@ -65,8 +109,11 @@ export interface JobQueueOptions {
 export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
   const now = options.now ?? Date.now;
 
-  /** Queues a job; an account has at most one queued or running job (409 otherwise). */
-  async function enqueue(userId: string, templates: string[] | null): Promise<Job> {
+  /**
+   * Queues a job of `examples` labelled examples; an account has at most MAX_ACTIVE_JOBS_PER_ACCOUNT
+   * queued or running jobs (409 beyond).
+   */
+  async function enqueue(userId: string, templates: string[] | null, examples = 0): Promise<Job> {
     return db.kysely.transaction().execute(async (tx) => {
       if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`jobs:${userId}`}))`.execute(tx);
       const active = await tx
@@ -74,11 +121,11 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
         .select('id')
         .where('user_id', '=', userId)
         .where('status', 'in', ['queued', 'running'])
-        .executeTakeFirst();
-      if (active) {
+        .execute();
+      if (active.length >= MAX_ACTIVE_JOBS_PER_ACCOUNT) {
         throw fail(
           'CONFLICT',
-          `training job ${active.id} of this account is still queued or running; one at a time (the limit)`,
+          `this account has ${active.length} training jobs queued or running: at most ${MAX_ACTIVE_JOBS_PER_ACCOUNT} (the limit); wait for one to end or cancel one (POST /control/v1/training-jobs/{id}/cancel)`,
         );
       }
       const row = {
@@ -97,6 +144,11 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
         created_at: now(),
         started_at: null,
         finished_at: null,
+        not_before: null,
+        waits: 0,
+        claimed_at: null,
+        examples,
+        run_ms: null,
       };
       await tx.insertInto('training_job').values(row).execute();
       return toJob(row);
@@ -126,40 +178,53 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
   }
 
   /**
-   * Takes the oldest job that is queued, or running with a lapsed lease, for `owner` until
-   * now + leaseMs. Undefined when there is none. Jobs whose lease lapsed MAX_JOB_ATTEMPTS times fail.
+   * Takes the next job (see the file comment) for `owner` until now + leaseMs: a queued one whose
+   * backoff has ended, or a running one whose lease lapsed (its process died). Undefined when there is
+   * none. Jobs whose process died MAX_JOB_ATTEMPTS times fail here.
    */
   async function claim(owner: string, leaseMs: number): Promise<Job | undefined> {
     const at = now();
-    await db.kysely
-      .updateTable('training_job')
-      .set({
-        status: 'failed',
-        stage: 'failed',
-        message: `gave up: the process running it stopped ${MAX_JOB_ATTEMPTS} times`,
-        lease_owner: null,
-        lease_until: null,
-        finished_at: at,
-      })
-      .where('status', '=', 'running')
-      .where('lease_until', '<', at)
-      .where('attempts', '>=', MAX_JOB_ATTEMPTS)
-      .execute();
-    const lock = db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const result = await sql<Row>`
-      update training_job
-      set status = 'running', lease_owner = ${owner}, lease_until = ${at + leaseMs}, attempts = attempts + 1,
-          started_at = coalesce(started_at, ${at}), stage = 'starting', message = ''
-      where id = (
-        select id from training_job
-        where (status = 'queued' or (status = 'running' and lease_until < ${at})) and attempts < ${MAX_JOB_ATTEMPTS}
-        order by created_at, id
-        limit 1
-        ${lock}
-      )
-      returning *`.execute(db.kysely);
-    const row = result.rows[0];
-    return row ? toJob(row) : undefined;
+    // PostgreSQL: in a transaction holding the claim lock. SQLite: single statements, each atomic (its
+    // writer is single; a transaction here could hold the file across an await).
+    const claimWith = async (tx: Executor) => {
+      if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('brier:jobs:claim'))`.execute(tx);
+      await tx
+        .updateTable('training_job')
+        .set({
+          status: 'failed',
+          stage: 'failed',
+          message: `gave up: the process running it stopped ${MAX_JOB_ATTEMPTS} times`,
+          lease_owner: null,
+          lease_until: null,
+          finished_at: at,
+        })
+        .where('status', '=', 'running')
+        .where('lease_until', '<', at)
+        .where('attempts', '>=', MAX_JOB_ATTEMPTS)
+        .execute();
+      const lock = db.dialect === 'postgres' ? sql`for update of j skip locked` : sql``;
+      const result = await sql<Row>`
+        update training_job
+        set status = 'running', lease_owner = ${owner}, lease_until = ${at + leaseMs}, attempts = attempts + 1,
+            started_at = coalesce(started_at, ${at}), claimed_at = ${at}, not_before = null, stage = 'starting', message = ''
+        where id = (
+          select j.id from training_job j
+          where ((j.status = 'queued' and (j.not_before is null or j.not_before <= ${at}))
+                 or (j.status = 'running' and j.lease_until < ${at}))
+            and j.attempts < ${MAX_JOB_ATTEMPTS}
+            and not exists (
+              select 1 from training_job r
+              where r.user_id = j.user_id and r.id <> j.id and r.status = 'running' and r.lease_until >= ${at}
+            )
+          order by coalesce((select max(s.claimed_at) from training_job s where s.user_id = j.user_id), 0), j.created_at, j.id
+          limit 1
+          ${lock}
+        )
+        returning *`.execute(tx);
+      const row = result.rows[0];
+      return row ? toJob(row) : undefined;
+    };
+    return db.dialect === 'postgres' ? db.kysely.transaction().execute(claimWith) : claimWith(db.kysely);
   }
 
   /** Renews the lease and records progress; false when `owner` no longer holds the job. */
@@ -167,7 +232,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     id: string,
     owner: string,
     leaseMs: number,
-    progress?: { progress: number; stage: string; message: string },
+    progress?: { progress: number; stage: string; message: string; examples?: number },
   ): Promise<boolean> {
     const r = await db.kysely
       .updateTable('training_job')
@@ -178,6 +243,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
               progress: Math.round(Math.max(0, Math.min(1, progress.progress)) * 1000),
               stage: progress.stage,
               message: progress.message.slice(0, 500),
+              ...(progress.examples === undefined ? {} : { examples: progress.examples }),
             }
           : {}),
       })
@@ -188,21 +254,16 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Ends a job `owner` holds; false when it no longer holds it (nothing is written then). */
-  async function finish(
-    id: string,
-    owner: string,
-    end: { status: 'succeeded' | 'failed'; message: string; result?: unknown; adapterId?: string | null },
-  ): Promise<boolean> {
+  /** Fails a job `owner` holds (a real failure: its attempt counts); false when it no longer holds it. */
+  async function finish(id: string, owner: string, end: { message: string; result?: unknown }): Promise<boolean> {
     const r = await db.kysely
       .updateTable('training_job')
       .set({
-        status: end.status,
-        stage: end.status,
+        status: 'failed',
+        stage: 'failed',
         message: end.message.slice(0, 500),
         progress: 1000,
         result: end.result === undefined ? null : JSON.stringify(end.result),
-        adapter_id: end.adapterId ?? null,
         lease_owner: null,
         lease_until: null,
         finished_at: now(),
@@ -214,26 +275,303 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Hands a job back to the queue at once (a graceful shutdown), without counting the attempt. */
-  async function release(id: string, owner: string): Promise<void> {
-    await db.kysely
+  /**
+   * Ends a job `owner` holds as succeeded and stores its adapter (`store`, run in the same
+   * transaction; it returns the adapter's id, or null for none). Nothing is written, and undefined is
+   * returned, when `owner` no longer holds the job (cancelled, restarted because its examples were
+   * deleted, its account deleted, or taken over): the adapter is never stored then.
+   */
+  async function complete(
+    id: string,
+    owner: string,
+    end: { message: (adapterId: string | null) => string; result: unknown; runMs: number },
+    store: (tx: Executor) => Promise<string | null>,
+  ): Promise<{ adapterId: string | null } | undefined> {
+    const gone = new Error('not held');
+    try {
+      return await db.kysely.transaction().execute(async (tx) => {
+        // Taken first: on PostgreSQL this locks the row, so a delete that restarts the job waits for us (or we for it).
+        const held = await tx
+          .updateTable('training_job')
+          .set({ lease_until: now() })
+          .where('id', '=', id)
+          .where('lease_owner', '=', owner)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        if (Number(held.numUpdatedRows) === 0) throw gone;
+        const adapterId = await store(tx);
+        await tx
+          .updateTable('training_job')
+          .set((eb) => ({
+            status: 'succeeded',
+            stage: 'succeeded',
+            message: end.message(adapterId).slice(0, 500),
+            progress: 1000,
+            result: JSON.stringify(end.result),
+            adapter_id: adapterId,
+            attempts: eb('attempts', '-', 1),
+            run_ms: Math.round(end.runMs),
+            lease_owner: null,
+            lease_until: null,
+            finished_at: now(),
+          }))
+          .where('id', '=', id)
+          .execute();
+        return { adapterId };
+      });
+    } catch (error) {
+      if (error === gone) return undefined;
+      throw error;
+    }
+  }
+
+  /** Back to the queue without counting the attempt; `delayMs` before it may be claimed again. */
+  async function requeue(id: string, owner: string, message: string, delayMs: number, waited: boolean) {
+    const r = await db.kysely
       .updateTable('training_job')
       .set((eb) => ({
         status: 'queued',
         stage: 'queued',
-        message: 'handed back by a stopping server; waiting for a worker',
+        message: message.slice(0, 500),
         progress: 0,
         lease_owner: null,
         lease_until: null,
+        not_before: delayMs > 0 ? now() + delayMs : null,
         attempts: eb('attempts', '-', 1),
+        ...(waited ? { waits: eb('waits', '+', 1) } : {}),
       }))
       .where('id', '=', id)
       .where('lease_owner', '=', owner)
       .where('status', '=', 'running')
-      .execute();
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
-  return { enqueue, get, list, claim, heartbeat, finish, release };
+  /** Hands a job back to the queue at once (a graceful shutdown), without counting the attempt. */
+  async function release(id: string, owner: string): Promise<void> {
+    await requeue(id, owner, 'handed back by a stopping server; waiting for a worker', 0, false);
+  }
+
+  /**
+   * Hands a job back to wait for what it needs (the model loading, the workers unreachable or full)
+   * without counting the attempt; it is offered again after a backoff that doubles with each wait
+   * (2 s, 4 s, ... up to MAX_JOB_BACKOFF_MS). Returns the delay.
+   */
+  async function defer(job: Job, owner: string, why: string): Promise<number> {
+    const delay = Math.min(MAX_JOB_BACKOFF_MS, 2000 * 2 ** Math.min(10, job.waits));
+    await requeue(job.id, owner, `waiting: ${why}; offered again in ${Math.round(delay / 1000)} s`, delay, true);
+    return delay;
+  }
+
+  /**
+   * Cancels an account's queued or running job (a running one stops at its next lease renewal, within a
+   * few seconds, and stores nothing). 404 for another account's job, 409 once it has ended.
+   */
+  async function cancel(userId: string, id: string): Promise<Job> {
+    const r = await db.kysely
+      .updateTable('training_job')
+      .set((eb) => ({
+        status: 'cancelled',
+        stage: 'cancelled',
+        message: 'cancelled by the account',
+        lease_owner: null,
+        lease_until: null,
+        finished_at: now(),
+        attempts: eb
+          .case()
+          .when('status', '=', 'running')
+          .then(eb('attempts', '-', 1))
+          .else(eb.ref('attempts'))
+          .end(),
+      }))
+      .where('user_id', '=', userId)
+      .where('id', '=', id)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    const job = await get(userId, id);
+    if (!job) throw fail('NOT_FOUND', `no training job ${id} in this account`);
+    if (Number(r.numUpdatedRows) === 0) {
+      throw fail(
+        'CONFLICT',
+        `training job ${id} has already ${job.status}; only a queued or running job can be cancelled`,
+      );
+    }
+    return job;
+  }
+
+  /**
+   * Examples of `templates` of an account were deleted (in `tx`, the deleting transaction): each of its
+   * queued or running jobs that reads one of them drops those templates and starts again from the queue
+   * (a running one stops at its next lease renewal and stores nothing), or is cancelled when no template
+   * is left. Returns how many jobs were restarted and cancelled.
+   */
+  async function examplesDeleted(
+    tx: Executor,
+    userId: string,
+    templates: readonly string[],
+    why: string,
+  ): Promise<{ restarted: number; cancelled: number }> {
+    const out = { restarted: 0, cancelled: 0 };
+    if (templates.length === 0) return out;
+    const gone = new Set(templates);
+    let q = tx
+      .selectFrom('training_job')
+      .select(['id', 'templates', 'status'])
+      .where('user_id', '=', userId)
+      .where('status', 'in', ['queued', 'running']);
+    if (db.dialect === 'postgres') q = q.forUpdate();
+    for (const j of await q.execute()) {
+      const list = j.templates ? (JSON.parse(j.templates) as string[]) : null;
+      if (list && !list.some((t) => gone.has(t))) continue;
+      const left = list ? list.filter((t) => !gone.has(t)) : null;
+      const running = j.status === 'running';
+      const base = {
+        lease_owner: null,
+        lease_until: null,
+        progress: 0,
+        templates: left ? JSON.stringify(left) : null,
+      };
+      const update = tx.updateTable('training_job').where('id', '=', j.id);
+      if (left && left.length === 0) {
+        await update
+          .set((eb) => ({
+            ...base,
+            status: 'cancelled',
+            stage: 'cancelled',
+            message: `cancelled: ${why}, and it had no other template`,
+            finished_at: now(),
+            attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
+          }))
+          .execute();
+        out.cancelled++;
+      } else {
+        await update
+          .set((eb) => ({
+            ...base,
+            status: 'queued',
+            stage: 'queued',
+            message: `restarted without them: ${why}`,
+            not_before: null,
+            attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
+          }))
+          .execute();
+        out.restarted++;
+      }
+    }
+    return out;
+  }
+
+  /** Examples read per second per running job, over the last 20 successful runs (null: none yet). */
+  async function throughput(): Promise<number | null> {
+    const rows = await db.kysely
+      .selectFrom('training_job')
+      .select(['examples', 'run_ms'])
+      .where('status', '=', 'succeeded')
+      .where('run_ms', 'is not', null)
+      .where('examples', '>', 0)
+      .orderBy('finished_at', 'desc')
+      .limit(20)
+      .execute();
+    const examples = rows.reduce((n, r) => n + Number(r.examples), 0);
+    const seconds = rows.reduce((n, r) => n + Number(r.run_ms) / 1000, 0);
+    return seconds > 0 ? examples / seconds : null;
+  }
+
+  /**
+   * The queue position of a queued job (the order `claim` would take the queued jobs in, accounts in
+   * turn) and the seconds it should still take: the examples of the running jobs still to read and of
+   * the jobs ahead of it, shared by the jobs running now, then its own, at the measured throughput.
+   */
+  async function outlook(job: Job): Promise<JobOutlook> {
+    if (job.status !== 'queued' && job.status !== 'running') {
+      return { position: null, seconds: null, examplesPerSecond: null };
+    }
+    const rate = await throughput();
+    if (job.status === 'running') {
+      return {
+        position: null,
+        seconds: rate ? Math.round((job.examples * (1 - job.progress)) / rate) : null,
+        examplesPerSecond: rate,
+      };
+    }
+    const active = (
+      await db.kysely
+        .selectFrom('training_job')
+        .select(['id', 'user_id', 'status', 'examples', 'progress', 'created_at', 'not_before'])
+        .where('status', 'in', ['queued', 'running'])
+        .execute()
+    ).map((r) => ({
+      id: r.id,
+      userId: r.user_id,
+      status: r.status,
+      examples: Number(r.examples),
+      progress: Number(r.progress) / 1000,
+      createdAt: toMs(r.created_at) ?? 0,
+      notBefore: toMs(r.not_before),
+    }));
+    const served = new Map<string, number>();
+    for (const r of await db.kysely
+      .selectFrom('training_job')
+      .select((eb) => ['user_id', eb.fn.max('claimed_at').as('last')])
+      .where('claimed_at', 'is not', null)
+      .groupBy('user_id')
+      .execute()) {
+      served.set(r.user_id, toMs(r.last as number | string | null) ?? 0);
+    }
+    const running = active.filter((j) => j.status === 'running');
+    const busy = new Set(running.map((j) => j.userId));
+    // The claim order, replayed: accounts in turn (least recently claimed first), each account's oldest first.
+    const queued = active
+      .filter((j) => j.status === 'queued')
+      .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    let position = 0;
+    let ahead = 0;
+    let turn = now();
+    const waiting = [...queued];
+    while (waiting.length > 0) {
+      const heads = new Map<string, (typeof waiting)[number]>();
+      for (const j of waiting) if (!heads.has(j.userId)) heads.set(j.userId, j);
+      const next = [...heads.values()].sort(
+        (a, b) =>
+          Number(busy.has(a.userId)) - Number(busy.has(b.userId)) ||
+          (served.get(a.userId) ?? 0) - (served.get(b.userId) ?? 0) ||
+          a.createdAt - b.createdAt ||
+          (a.id < b.id ? -1 : 1),
+      )[0];
+      if (!next) break;
+      position++;
+      if (next.id === job.id) break;
+      ahead += next.examples;
+      served.set(next.userId, ++turn);
+      busy.delete(next.userId);
+      waiting.splice(waiting.indexOf(next), 1);
+    }
+    const left = running.reduce((n, j) => n + j.examples * (1 - j.progress), 0);
+    const slots = Math.max(1, running.length);
+    return {
+      position,
+      seconds: rate ? Math.round(((left + ahead) / slots + job.examples) / rate) : null,
+      examplesPerSecond: rate,
+    };
+  }
+
+  return {
+    enqueue,
+    get,
+    list,
+    claim,
+    heartbeat,
+    finish,
+    complete,
+    release,
+    defer,
+    cancel,
+    examplesDeleted,
+    throughput,
+    outlook,
+  };
 }
 
 export type JobQueue = ReturnType<typeof createJobQueue>;
+/** What deleting examples tells the job queue (src/domain/examples.ts, retention.ts). */
+export type ExamplesDeleted = JobQueue['examplesDeleted'];

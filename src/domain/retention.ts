@@ -4,9 +4,10 @@
  * questions and served answers) lives until its period ends, its key is revoked, retention is turned
  * off, or the account is deleted. Outcomes (src/domain/outcomes.ts) label retained requests.
  */
+import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/open.ts';
-import { toMs } from '../db/schema.ts';
+import { type Database, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
 
 const DAY_MS = 86_400_000;
@@ -37,6 +38,16 @@ export interface RetentionOptions {
   /** How long a policy lookup is cached (ms, default 1000): a change is seen within it everywhere. */
   cacheTtlMs?: number;
   now?: () => number;
+  /**
+   * Told, inside the deleting transaction, which templates lost outcomes when retention was revoked
+   * (the job queue restarts or cancels the jobs that read them: src/domain/jobs.ts examplesDeleted).
+   */
+  onExamplesDeleted?: (
+    tx: Kysely<Database>,
+    userId: string,
+    templates: readonly string[],
+    why: string,
+  ) => Promise<unknown>;
 }
 
 export function createRetention(db: Db, options: RetentionOptions = {}) {
@@ -45,6 +56,41 @@ export function createRetention(db: Db, options: RetentionOptions = {}) {
     max: 10_000,
     ttl: Math.max(1, options.cacheTtlMs ?? 1000),
   });
+
+  /**
+   * Retention revoked for a key (turned off, or the key revoked): its retained requests go, and with
+   * them the outcomes recorded from them, which carry the same content; the job queue is told.
+   */
+  async function revoke(tx: Kysely<Database>, userId: string, keyId: string, why: string): Promise<void> {
+    const fromKey = tx
+      .selectFrom('retained_request')
+      .select('request_id')
+      .where('user_id', '=', userId)
+      .where('key_id', '=', keyId);
+    const templates = await tx
+      .selectFrom('example')
+      .select('template_id')
+      .distinct()
+      .where('user_id', '=', userId)
+      .where('source', '=', 'outcome')
+      .where('request_id', 'in', fromKey)
+      .execute();
+    if (templates.length > 0) {
+      await tx
+        .deleteFrom('example')
+        .where('user_id', '=', userId)
+        .where('source', '=', 'outcome')
+        .where('request_id', 'in', fromKey)
+        .execute();
+      await options.onExamplesDeleted?.(
+        tx,
+        userId,
+        templates.map((t) => t.template_id),
+        `outcomes were deleted with their requests (${why})`,
+      );
+    }
+    await tx.deleteFrom('retained_request').where('user_id', '=', userId).where('key_id', '=', keyId).execute();
+  }
 
   async function policy(userId: string): Promise<RetentionPolicy> {
     const rows = await db.kysely.selectFrom('retention_policy').selectAll().where('user_id', '=', userId).execute();
@@ -108,19 +154,25 @@ export function createRetention(db: Db, options: RetentionOptions = {}) {
       .execute();
     for (const { key_id } of retained) {
       const period = after.keys[key_id] ?? after.account;
-      let q = db.kysely.deleteFrom('retained_request').where('user_id', '=', userId).where('key_id', '=', key_id);
-      if (period !== null) q = q.where('created_at', '<', now() - period * DAY_MS);
-      await q.execute();
-      if (period !== null) {
-        // A shorter period applies to what was kept under a longer one.
-        await db.kysely
-          .updateTable('retained_request')
-          .set((eb) => ({ expires_at: eb('created_at', '+', period * DAY_MS) }))
-          .where('user_id', '=', userId)
-          .where('key_id', '=', key_id)
-          .where('expires_at', '>', now() + period * DAY_MS)
-          .execute();
+      if (period === null) {
+        await db.kysely.transaction().execute((tx) => revoke(tx, userId, key_id, 'retention was turned off'));
+        continue;
       }
+      // Shortened: what the new period no longer covers goes as it would have expired (outcomes stay).
+      await db.kysely
+        .deleteFrom('retained_request')
+        .where('user_id', '=', userId)
+        .where('key_id', '=', key_id)
+        .where('created_at', '<', now() - period * DAY_MS)
+        .execute();
+      // A shorter period applies to what was kept under a longer one.
+      await db.kysely
+        .updateTable('retained_request')
+        .set((eb) => ({ expires_at: eb('created_at', '+', period * DAY_MS) }))
+        .where('user_id', '=', userId)
+        .where('key_id', '=', key_id)
+        .where('expires_at', '>', now() + period * DAY_MS)
+        .execute();
     }
     return after;
   }
@@ -181,10 +233,10 @@ export function createRetention(db: Db, options: RetentionOptions = {}) {
     return Number(n);
   }
 
-  /** A key was revoked: its retained requests and its own policy go with it. */
+  /** A key was revoked: its retained requests, their outcomes and its own policy go with it. */
   async function forgetKey(userId: string, keyId: string): Promise<void> {
     await db.kysely.transaction().execute(async (tx) => {
-      await tx.deleteFrom('retained_request').where('user_id', '=', userId).where('key_id', '=', keyId).execute();
+      await revoke(tx, userId, keyId, 'its key was revoked');
       await tx.deleteFrom('retention_policy').where('user_id', '=', userId).where('scope', '=', keyId).execute();
     });
     cache.clear();

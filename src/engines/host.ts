@@ -124,14 +124,39 @@ export function createEngineHost(engine: DecisionEngine, options: EngineHostOpti
    */
   async function answer(request: DecisionRequest, names: string[], signal?: AbortSignal): Promise<EngineAnswer> {
     if (!engine.ready()) throw fail('NOT_READY', 'the model is still loading; retry shortly', { retryAfter: 2 });
-    // Tokenizing is main-thread work: only on texts the character bound has already capped, and the
-    // long ones one at a time in their own bounded queue.
-    checkCharacters(request, names, engine.limits);
-    checkTokens(await countTokens(request, signal), names, engine.limits);
-    return scheduler.run((s) => engine.answer(request, s), signal);
+    lastLive = Date.now();
+    try {
+      // Tokenizing is main-thread work: only on texts the character bound has already capped, and the
+      // long ones one at a time in their own bounded queue.
+      checkCharacters(request, names, engine.limits);
+      checkTokens(await countTokens(request, signal), names, engine.limits);
+      return await scheduler.run((s) => engine.answer(request, s), signal);
+    } finally {
+      lastLive = Date.now();
+    }
   }
 
-  return { engine, scheduler, answer };
+  let lastLive = 0;
+
+  /**
+   * Answers for background work (training jobs reading examples): the same readiness and limits, but
+   * outside the live queue, so that it neither fills the queue nor counts as live traffic (the job
+   * yields to live traffic itself: idleMs). Concurrent calls reach the engine together, as a batch.
+   */
+  async function background(request: DecisionRequest, names: string[], signal: AbortSignal): Promise<EngineAnswer> {
+    if (!engine.ready()) throw fail('NOT_READY', 'the model is still loading; retry shortly', { retryAfter: 2 });
+    checkCharacters(request, names, engine.limits);
+    checkTokens(await engine.countTokens(request), names, engine.limits);
+    return engine.answer(request, signal);
+  }
+
+  /** Milliseconds since a live request last started or ended (0 while one is waiting or running). */
+  function idleMs(): number {
+    if (scheduler.running() > 0 || scheduler.depth() > 0) return 0;
+    return Date.now() - lastLive;
+  }
+
+  return { engine, scheduler, answer, background, idleMs };
 }
 
 export type EngineHost = ReturnType<typeof createEngineHost>;

@@ -19,6 +19,8 @@ export interface TeachDeps {
   resolver: AdapterResolver;
   /** Fewest labelled examples a template needs to be fitted. */
   minExamples: number;
+  /** Examples one training job reads at most (the newest past it). */
+  maxJobExamples: number;
   /** The id of the model this server answers with (adapters serve only on theirs). */
   baseModel(): string;
 }

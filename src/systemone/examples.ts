@@ -77,15 +77,19 @@ export interface ParsedRow {
 }
 
 /**
- * The canonical label of `value` for question `q`, or an error sentence. noul takes true/false (or
- * the strings "true"/"false"), choice one of its labels, score a level index or a level's text.
+ * The canonical label of `value` for question `q`, or an error sentence. noul takes the JSON booleans
+ * true and false only (the strings "true", "yes", the number 1 are refused alike), choice one of its
+ * labels, score a level index or a level's text.
  */
 export function canonicalLabel(q: WireQuestion, value: unknown): { label: string } | { error: string } {
   switch (q.type) {
     case 'noul': {
-      if (value === true || value === 'true') return { label: 'true' };
-      if (value === false || value === 'false') return { label: 'false' };
-      return { error: `must be true or false (a noul question), got ${JSON.stringify(boundedEcho(value, 40))}` };
+      if (value === true) return { label: 'true' };
+      if (value === false) return { label: 'false' };
+      const what = typeof value === 'string' ? ' (a string)' : typeof value === 'number' ? ' (a number)' : '';
+      return {
+        error: `must be true or false, a JSON boolean (a noul question), got ${JSON.stringify(boundedEcho(value, 40))}${what}`,
+      };
     }
     case 'choice': {
       const labels = Object.keys(q.criteria);
@@ -125,12 +129,14 @@ function checkRow(line: number, value: unknown): { row?: ParsedRow; issues: Fiel
         let at: unknown = value;
         for (const p of i.path) at = at && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
         const missing = at === undefined && i.code === 'invalid_type';
+        // A record key that fails its own schema (a question id too long): its own message names the limit.
+        const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
         return issue(
           line,
           path,
-          missing ? 'Field required' : i.message,
-          boundedEcho(at ?? null),
-          missing ? 'missing' : i.code,
+          missing ? 'Field required' : (inner?.message ?? i.message),
+          boundedEcho(inner ? (i.path.at(-1) ?? null) : (at ?? null)),
+          missing ? 'missing' : (inner?.code ?? i.code),
         );
       }),
     };

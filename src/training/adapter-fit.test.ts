@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyHead, parseAdapter } from '../engines/adapters/adapter.ts';
 import { mulberry32 } from '../lib/seeded.ts';
-import { adapterFile, fitTemperature, fitTemplate, splitRows, type TemplateData } from './adapter-fit.ts';
+import { adapterFile, fitTemperature, fitTemplate, rowSpan, splitRows, type TemplateData } from './adapter-fit.ts';
 
 const DIM = 512;
 
@@ -183,6 +183,60 @@ describe('adapter fitting', () => {
     const wrong = fitTemplate({ ...data, labelStates: [new Float32Array(7), null, null] });
     assert.ok(wrong.head, wrong.report.reason);
     assert.equal(wrong.report.after?.accuracy, fitTemplate(data).report.after?.accuracy);
+  });
+
+  test('probes fitted in the span of the states give the head fitted in the full dimensions', () => {
+    // 60 rows of 512 dimensions: the probes see 60 coordinates instead of 512
+    for (const [data, labelStates] of [
+      [synthetic(3, 60, 3, 2), undefined],
+      [synthetic(4, 48, 4, 6), undefined],
+      [
+        synthetic(3, 80, 3, 9),
+        [0, 1, 2].map((j) => unit(Float32Array.from({ length: DIM }, (_, d) => ((d * (j + 3)) % 7) - 3))),
+      ],
+    ] as const) {
+      const t = { ...data, labelStates: labelStates ? [...labelStates] : undefined };
+      const projected = fitTemplate(t);
+      const primal = fitTemplate(t, { project: false });
+      assert.equal(projected.report.chosen, primal.report.chosen);
+      projected.report.candidates.forEach((c, i) => {
+        assert.ok(Math.abs(c.nll - (primal.report.candidates[i]?.nll ?? 0)) < 2e-3, `${c.name}: ${c.nll}`);
+      });
+      assert.ok(projected.head && primal.head);
+      const a = parseAdapter(adapterFile('b', 'f', [projected.head])).heads.get(t.template);
+      const b = parseAdapter(adapterFile('b', 'f', [primal.head])).heads.get(t.template);
+      assert.ok(a && b);
+      assert.equal(a.dim, DIM);
+      for (const r of t.rows) {
+        const pa = applyHead(a, r.base, r.state);
+        const pb = applyHead(b, r.base, r.state);
+        pa.forEach((p, j) => {
+          assert.ok(Math.abs(p - (pb[j] ?? 0)) < 5e-3, `${p} against ${pb[j]}`);
+        });
+      }
+    }
+  });
+
+  test('rowSpan: an orthonormal basis of the rows and their exact coordinates; dependent rows add none', () => {
+    const random = mulberry32(5);
+    const d = 16;
+    const rows = new Float64Array(5 * d).map(() => random() - 0.5);
+    // row 4 = row 0 + 2 row 1: in the span already
+    for (let t = 0; t < d; t++) rows[4 * d + t] = (rows[t] ?? 0) + 2 * (rows[d + t] ?? 0);
+    const { basis, coords, r } = rowSpan(rows, 5, d);
+    assert.equal(r, 4);
+    for (let a = 0; a < r; a++)
+      for (let b = 0; b < r; b++) {
+        let dot = 0;
+        for (let t = 0; t < d; t++) dot += (basis[a * d + t] ?? 0) * (basis[b * d + t] ?? 0);
+        assert.ok(Math.abs(dot - (a === b ? 1 : 0)) < 1e-12);
+      }
+    for (let i = 0; i < 5; i++)
+      for (let t = 0; t < d; t++) {
+        let v = 0;
+        for (let q = 0; q < r; q++) v += (coords[i * r + q] ?? 0) * (basis[q * d + t] ?? 0);
+        assert.ok(Math.abs(v - (rows[i * d + t] ?? 0)) < 1e-12);
+      }
   });
 
   test('the L2 grid reaches 1e-4, for many classes with few rows each', () => {

@@ -6,7 +6,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EngineHost } from '../engines/host.ts';
-import { WORKER_ANSWER_PATH, WORKER_MODEL_PATH, WorkerAnswerRequest } from '../engines/upstream/worker-protocol.ts';
+import {
+  encodeVector,
+  WORKER_ANSWER_PATH,
+  WORKER_FEATURES_PATH,
+  WORKER_MODEL_PATH,
+  WorkerAnswerRequest,
+  WorkerFeaturesRequest,
+} from '../engines/upstream/worker-protocol.ts';
 import { createOpenApiApp } from '../http/api.ts';
 import { fromZodError, handleErrors, notFound } from '../http/errors.ts';
 import { bodyGuard, connectionHygiene } from '../http/middleware/body-guard.ts';
@@ -34,6 +41,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 export function buildWorkerApp(deps: WorkerAppDeps) {
   const { host } = deps;
+  const features = host.engine.features;
   const expected = digest(`Bearer ${deps.token}`);
   const app = createOpenApiApp();
   app.use('*', requestId());
@@ -69,7 +77,30 @@ export function buildWorkerApp(deps: WorkerAppDeps) {
       limits: host.engine.limits,
       parallelism: host.engine.parallelism ?? 1,
       queueLimit: deps.queueLimit,
+      features: features
+        ? { id: features.id, dim: features.dim, options: typeof features.options === 'function' }
+        : null,
     });
+  });
+
+  // The state features adapters' probes read (the gateway applies the adapter on them).
+  app.post(WORKER_FEATURES_PATH, async (c) => {
+    if (!host.engine.ready()) throw fail('NOT_READY', 'the model is still loading; retry shortly', { retryAfter: 2 });
+    if (!features) throw fail('NOT_FOUND', "this worker's engine has no state features");
+    const raw: unknown = await c.req.json();
+    const parsed = WorkerFeaturesRequest.safeParse(raw);
+    if (!parsed.success) throw fromZodError(parsed.error, raw);
+    const signal = c.req.raw.signal;
+    if ('request' in parsed.data) {
+      const { request } = parsed.data;
+      const state = await features.state(
+        { state: { text: request.state.text, json: request.state.json }, questions: request.questions },
+        signal,
+      );
+      return c.json({ state: encodeVector(state) });
+    }
+    const vectors = features.options ? await features.options(parsed.data.question, signal) : [];
+    return c.json({ options: vectors.map((v) => (v ? encodeVector(v) : null)) });
   });
 
   app.post(WORKER_ANSWER_PATH, async (c) => {

@@ -9,17 +9,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Cluster, hasHaproxy, startCluster } from '../fixtures/cluster.ts';
-import { hasRedisServer } from '../fixtures/redis-server.ts';
+import { type Cluster, clusterSkip, startCluster } from '../fixtures/cluster.ts';
 
 const TTL_MS = 500;
-const skip = !hasHaproxy()
-  ? 'haproxy is not installed (apt-get install haproxy; .ci/run installs it)'
-  : !process.env.TEST_DATABASE_URL
-    ? 'TEST_DATABASE_URL is not set'
-    : !hasRedisServer()
-      ? 'redis-server is not installed'
-      : false;
+const skip = clusterSkip();
 
 interface Tally {
   ok: number;

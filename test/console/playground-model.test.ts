@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { describeTie, preference } from '../../console/src/playground-model.ts';
+import {
+  describeTie,
+  fromBody,
+  fromHash,
+  preference,
+  shareHash,
+  snippets,
+  toBody,
+} from '../../console/src/playground-model.ts';
 
 describe('playground: what an answer prefers', () => {
   test('a unique top probability is chosen', () => {
@@ -67,5 +75,33 @@ describe('playground: what an answer prefers', () => {
     assert.equal(describeTie(['yes', 'no'], 0.5), 'yes and no are tied at 0.50');
     assert.equal(describeTie(['a', 'b', 'c'], 0.33), 'a, b and c are tied at 0.33');
     assert.equal(describeTie(['a', 'b', 'c', 'd', 'e'], 0.2), '5 options are tied at 0.20');
+  });
+});
+
+describe('playground: the model a request names (an adapter) is kept', () => {
+  const body = {
+    model: 'ft:brier-lite-3.7.0:3f9a1c2b7d4e',
+    state: 'Please refund the duplicate charge.',
+    questions: { refund: { type: 'noul', instructions: 'Is the customer asking for money back?' } },
+  };
+
+  test('through JSON mode (a pasted body back to the form and out again) and a shared link', () => {
+    const draft = fromBody(body);
+    assert.equal(draft.model, body.model);
+    assert.deepEqual(toBody(draft), body);
+    assert.equal(fromHash(shareHash(draft))?.model, body.model);
+    assert.throws(() => fromBody({ ...body, model: 3 }), /"model" must be a model id/);
+  });
+
+  test('in "call it from code": curl, TypeScript and Python send it', () => {
+    const code = snippets('http://127.0.0.1:8080', toBody(fromBody(body)));
+    for (const snippet of [code.curl, code.typescript, code.python]) {
+      assert.match(snippet, /"model": ?"ft:brier-lite-3\.7\.0:3f9a1c2b7d4e"/);
+    }
+  });
+
+  test('without one, the body names none (the server default)', () => {
+    const { model: _, ...plain } = body;
+    assert.equal('model' in toBody(fromBody(plain)), false);
   });
 });

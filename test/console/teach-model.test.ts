@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { csvToJsonl, parseCsv, questionOf, reliabilityPoints } from '../../console/src/teach-model.ts';
+import {
+  csvToJsonl,
+  inCsvTerms,
+  jobOutlook,
+  parseCsv,
+  questionOf,
+  reliabilityPoints,
+} from '../../console/src/teach-model.ts';
 import { parseLabelledJsonl } from '../../src/systemone/examples.ts';
+import { makeTestApp } from '../harness.ts';
 
 test('CSV: quoted fields with commas, doubled quotes and line breaks; CRLF; blank lines and a BOM skipped', () => {
   const text =
@@ -59,4 +67,47 @@ test('reliability points are the bins that have examples', () => {
     { lo: 0.5, hi: 1, n: 3, confidence: 0.7, accuracy: 0.66 },
   ];
   assert.deepEqual(reliabilityPoints(bins), [{ x: 0.7, y: 0.66, n: 3 }]);
+});
+
+test("CSV: the server's refusal is told in the CSV's terms (data rows, the label column), never the question id q", async () => {
+  const t = await makeTestApp();
+  try {
+    const { jsonl } = csvToJsonl('state,label\nI was charged twice,billing\nthe app crashes,sales\n', {
+      type: 'choice',
+      instructions: 'Which team?',
+      options: 'billing\ntech',
+    });
+    const res = await t.req('/control/v1/examples', {
+      method: 'POST',
+      body: jsonl,
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/jsonl' },
+    });
+    assert.equal(res.status, 422);
+    const json = (await res.json()) as { message: string; detail: { msg: string }[] };
+    const shown = [inCsvTerms(json.message), ...json.detail.map((d) => inCsvTerms(d.msg))];
+    for (const m of shown) {
+      assert.doesNotMatch(m, /labels\.q|questions\.q|\bq\b/, m);
+      assert.match(
+        m,
+        /data row 2: the "label" column: must be one of the question's labels \("billing", "tech"\), got "sales"/,
+      );
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+test("a job's place in the queue and the time it should still take, in words", () => {
+  const job = (status: string, queue_position: number | null, estimated_seconds: number | null) => ({
+    status,
+    queue_position,
+    estimated_seconds,
+  });
+  assert.equal(jobOutlook(job('queued', 1, 42)), 'next in the queue · about 42 s left');
+  assert.equal(jobOutlook(job('queued', 2, 200)), '2nd in the queue · about 3 min left');
+  assert.equal(jobOutlook(job('queued', 13, null)), '13th in the queue');
+  assert.equal(jobOutlook(job('queued', 23, 9000)), '23rd in the queue · about 3 h left');
+  assert.equal(jobOutlook(job('running', null, 65)), 'about 65 s left');
+  assert.equal(jobOutlook(job('running', null, null)), '');
+  assert.equal(jobOutlook(job('succeeded', null, null)), '');
 });

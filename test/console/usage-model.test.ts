@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { UsageDay } from '../../console/src/api.ts';
-import { daysWithTraffic } from '../../console/src/usage-model.ts';
+import { axisTicks, daysWithTraffic } from '../../console/src/usage-model.ts';
 
 const day = (date: string, requests: number, errors = 0): UsageDay => ({
   date,
@@ -30,4 +30,22 @@ test('a window of zeros has no day to list (the page shows its empty state inste
     daysWithTraffic(Array.from({ length: 30 }, (_, i) => day(`2026-11-${String(i + 1).padStart(2, '0')}`, 0))),
     [],
   );
+});
+
+describe('usage chart: the y axis', () => {
+  test('whole, evenly spaced ticks that reach the highest bar', () => {
+    assert.deepEqual(axisTicks(3), { top: 3, ticks: [0, 1, 2, 3] });
+    assert.deepEqual(axisTicks(1), { top: 1, ticks: [0, 1] });
+    assert.deepEqual(axisTicks(0), { top: 1, ticks: [0, 1] });
+    assert.deepEqual(axisTicks(7), { top: 8, ticks: [0, 2, 4, 6, 8] });
+    assert.deepEqual(axisTicks(1234), { top: 1500, ticks: [0, 500, 1000, 1500] });
+    for (let max = 1; max <= 2000; max += 7) {
+      const { top, ticks } = axisTicks(max);
+      assert.ok(top >= max && ticks.at(-1) === top && ticks[0] === 0);
+      assert.ok(ticks.length <= 6, `${max}: ${ticks}`);
+      const steps = new Set(ticks.slice(1).map((t, i) => t - (ticks[i] ?? 0)));
+      assert.equal(steps.size, 1, `evenly spaced: ${ticks}`);
+      assert.ok(ticks.every(Number.isInteger));
+    }
+  });
 });

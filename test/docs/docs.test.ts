@@ -16,6 +16,7 @@ import { parseCardDiagrams, type Report } from '../../docs/scripts/model-card.ts
 import { DOCS_DIR, listOperations } from '../../docs/scripts/openapi.ts';
 import { readEnv } from '../../docs/scripts/tables.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../src/auth/create-auth.ts';
+import { EMBEDDED_MODEL_ID } from '../../src/engines/embedded/index.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(DOCS_DIR, '..');
@@ -37,15 +38,18 @@ function decode(s: string): string {
 describe('documentation site', () => {
   let out: string;
   let pages: Map<string, string>;
+  /** What the build printed. */
+  let printed = '';
 
   before(async () => {
     out = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-docs-build-'));
     await run(process.execPath, [path.join(DOCS_DIR, 'scripts', 'generate.ts')], { cwd: ROOT });
-    await run(
+    const built = await run(
       process.execPath,
       [path.join(ROOT, 'node_modules', 'vitepress', 'bin', 'vitepress.js'), 'build', 'docs', '--outDir', out],
       { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
     );
+    printed = `${built.stdout}${built.stderr}`;
     pages = new Map(
       walk(out)
         .filter((f) => f.endsWith('.html'))
@@ -55,6 +59,10 @@ describe('documentation site', () => {
 
   after(() => {
     if (out) fs.rmSync(out, { recursive: true, force: true });
+  });
+
+  test('the build prints no warning (esbuild once warned twice that it does not know the target es2024)', () => {
+    assert.doesNotMatch(printed, /WARNING|Unrecognized target environment/, printed);
   });
 
   test('the build has the guide, the API reference and the OpenAPI copy', () => {
@@ -221,4 +229,46 @@ test("the quickstart's password rule is the server's (PASSWORD_MIN to PASSWORD_M
   assert.equal(stated.length, 1, `one password length in the quickstart: ${stated.map((m) => m[0]).join('; ')}`);
   assert.equal(Number(stated[0]?.[1]), PASSWORD_MIN);
   assert.equal(Number(stated[0]?.[2]), PASSWORD_MAX);
+});
+
+/** The guide's Markdown files and the README. */
+function guides(): { file: string; text: string }[] {
+  const dir = path.join(DOCS_DIR, 'guide');
+  return [
+    ...fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => path.join(dir, f)),
+    path.join(ROOT, 'README.md'),
+  ].map((file) => ({ file: path.relative(ROOT, file), text: fs.readFileSync(file, 'utf8') }));
+}
+
+test('no shell line backgrounds the install with the start (`npm ci && npm start &` runs the next line before node_modules exists)', () => {
+  for (const { file, text } of guides()) {
+    for (const line of text.split('\n')) {
+      assert.doesNotMatch(line, /npm ci\b[^#]*&\s*(#.*)?$/, `${file}: ${line}`);
+    }
+  }
+});
+
+test("adapter ids in the guides' examples name the model this server ships", () => {
+  for (const { file, text } of guides()) {
+    for (const m of text.matchAll(/ft:(brier-lite-[\d.]+):/g)) {
+      assert.equal(m[1], EMBEDDED_MODEL_ID, `${file}: ${m[0]}`);
+    }
+  }
+});
+
+test('the deployment guide says what runs in the background, where, and how adapters behave in each topology', () => {
+  const md = fs.readFileSync(path.join(DOCS_DIR, 'guide', 'deployment.md'), 'utf8');
+  assert.doesNotMatch(md, /none run on a timer/);
+  const section = md.split(/^## /m).find((s) => s.startsWith('What runs in the background')) ?? '';
+  assert.ok(section, 'a section "What runs in the background"');
+  for (const thing of ['training jobs', 'BRIER_TRAINING_JOBS', 'BRIER_TRAINING_CONCURRENCY', 'retention', 'usage']) {
+    assert.ok(section.includes(thing), `it names ${thing}`);
+  }
+  const adapters = md.split(/^## /m).find((s) => s.startsWith('Adapters in each topology')) ?? '';
+  for (const topology of ['One process', 'Gateways with Brier workers', 'openai+', 'systemone+']) {
+    assert.ok(adapters.includes(topology), `adapters: ${topology}`);
+  }
 });

@@ -417,7 +417,9 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
   await page.getByLabel('Instructions').fill('Is this message spam?');
   await page.getByRole('button', { name: 'Upload examples' }).click();
   await expect(page.getByRole('alert')).toContainText('1 of 2 rows are invalid; nothing was stored');
-  await expect(page.getByRole('alert')).toContainText('data row 2: labels.q: must be true or false');
+  // in the CSV's terms: its data row and its "label" column, never the question id the console chose
+  await expect(page.getByRole('alert')).toContainText('data row 2: the "label" column: must be true or false');
+  await expect(page.getByRole('alert')).not.toContainText('labels.q');
   await page.screenshot({ path: `${SHOTS}/teach-upload-error.png`, fullPage: true });
   await file.setInputFiles({
     name: 'spam.csv',
@@ -428,11 +430,21 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
   await expect(page.getByText('Stored 2 labelled questions from 2 rows')).toBeVisible();
   await expect(page.getByRole('row', { name: /Is this message spam\?/ })).toBeVisible();
 
-  // Training: the job shows a progress bar, and ends with the adapter's held-out report.
+  // Training: the job shows a progress bar, and ends with the adapter's held-out report. A second job
+  // waits behind it, says where it stands, and is cancelled from its row.
   await page.getByRole('button', { name: 'Train an adapter' }).click();
-  const bar = page.getByRole('progressbar').first();
-  await expect(bar).toBeVisible();
+  await expect(page.getByRole('progressbar').first()).toBeVisible();
+  const bar = page.getByRole('progressbar', {
+    name: (await page.getByRole('progressbar').first().getAttribute('aria-label')) ?? '',
+  });
   await expect(bar).toHaveAttribute('aria-valuenow', '0');
+  await expect(page.getByText('next in the queue')).toBeVisible();
+  await page.getByRole('button', { name: 'Train an adapter' }).click();
+  await expect(page.getByText('2nd in the queue')).toBeVisible();
+  const second = page.getByRole('listitem').filter({ hasText: '2nd in the queue' });
+  await second.getByRole('button', { name: 'Cancel job' }).click();
+  await expect(page.getByText(/Training job job_\w+ is cancelled\./)).toBeVisible();
+  await expect(page.getByText('cancelled', { exact: true })).toBeVisible();
   cp.services.runner.start();
   try {
     await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
@@ -465,6 +477,16 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
   const served = await ask();
   expect(served.status).toBe(200);
   expect((await served.json()).answers.team.x_answered_by).toBe(adapterId);
+
+  // The playground offers it, keeps it in JSON mode and in "call it from code", and answers with it.
+  await page.getByRole('link', { name: 'Playground', exact: true }).click();
+  await page.getByLabel('Model').selectOption(adapterId);
+  await expect(page.getByTestId('snippet-curl')).toContainText(`"model":"${adapterId}"`);
+  await page.getByRole('button', { name: 'JSON' }).click();
+  await expect(page.getByLabel('Request body (JSON)')).toHaveValue(new RegExp(`"model": "${adapterId}"`));
+  await page.getByRole('button', { name: 'Form' }).click();
+  await expect(page.getByLabel('Model')).toHaveValue(adapterId);
+  await page.getByRole('link', { name: 'Adapters', exact: true }).click();
 
   // Deleting it stops it at once.
   await adapter.getByRole('button', { name: 'Delete adapter' }).click();

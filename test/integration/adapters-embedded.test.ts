@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FitRequest } from '../../src/engines/adapters/fit-protocol.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
-import { type Fitter, forkFitter } from '../../src/jobs/runner.ts';
+import { createForkFitter, type Fitter } from '../../src/jobs/fitter.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
 import { jsonl, ROUTING, row, sharedRows, tickets, upload } from '../fixtures/teach.ts';
 import { makeTestApp, type TestApp } from '../harness.ts';
@@ -32,7 +32,7 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
   let lastFit: FitRequest | undefined;
   const fitter: Fitter = (request, onProgress, signal) => {
     lastFit = request;
-    return forkFitter(request, onProgress, signal);
+    return createForkFitter(2)(request, onProgress, signal);
   };
   before(async () => {
     t = await makeTestApp({ engine: createFeaturizedEmbeddedEngine({ threads: 1 }), fitter });

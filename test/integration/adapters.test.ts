@@ -27,7 +27,14 @@ for (const kind of databases()) {
       assert.equal(queued.status, 202);
       const job = await queued.json();
       assert.equal(job.status, 'queued');
-      assert.equal((await t.req('/control/v1/training-jobs', { body: {} })).status, 409, 'one job at a time');
+      // A second job of the account waits behind the first; cancelled, it never runs.
+      const second = await t.req('/control/v1/training-jobs', { body: {} });
+      assert.equal(second.status, 202);
+      const queuedSecond = await second.json();
+      assert.equal(queuedSecond.queue_position, 2);
+      const cancelled = await t.req(`/control/v1/training-jobs/${queuedSecond.id}/cancel`, { method: 'POST' });
+      assert.equal(cancelled.status, 200);
+      assert.equal((await cancelled.json()).status, 'cancelled');
       assert.equal(await t.runner.runOnce(), true);
       const done = await (await t.req(`/control/v1/training-jobs/${job.id}`)).json();
       assert.equal(done.status, 'succeeded', done.message);

@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { Fitter } from '../../src/jobs/runner.ts';
-import { jsonl, ROUTING, row, sharedDatabase, tickets, upload, waitFor } from '../fixtures/teach.ts';
+import {
+  calibrationArtifact,
+  jsonl,
+  ROUTING,
+  row,
+  sharedDatabase,
+  tickets,
+  upload,
+  waitFor,
+} from '../fixtures/teach.ts';
 import { databases, makeTestApp, notePostgresSkip, type TestApp } from '../harness.ts';
 import { ROOT } from '../server.ts';
 
@@ -21,20 +30,7 @@ function countingFitter(calls: string[], who: string, hold?: Promise<void>): Fit
       hold,
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
     ]);
-    const t = request.templates[0];
-    if (!t) throw new Error('no template');
-    const head = {
-      template: t.template,
-      type: t.type,
-      labels: t.labels,
-      kind: 'calibration' as const,
-      baseWeight: 1,
-      bias: t.labels.map(() => 0),
-      weights: null,
-      dim: 0,
-      temperature: 1,
-    };
-    return { artifact: { format: 'brier-adapter/1', base: request.base, features: null, heads: [head] }, reports: [] };
+    return { artifact: calibrationArtifact(request, 1), reports: [] };
   };
 }
 
@@ -100,7 +96,10 @@ for (const kind of databases()) {
           '6 jobs to succeed',
         );
         assert.equal(calls.length, 6, `fitted: ${calls.join(' ')}`);
-        assert.ok(jobs.every((j) => Number(j.attempts) === 1));
+        assert.ok(
+          jobs.every((j) => Number(j.attempts) === 0),
+          'no run failed',
+        );
         assert.equal((await adaptersOf(a)).length, 6, 'one adapter per job');
       } finally {
         await a.close();
@@ -149,7 +148,7 @@ for (const kind of databases()) {
           calls.map((c) => c.split(':')[0]),
           ['a', 'b'],
         );
-        assert.equal(Number(done.attempts), 1, 'a graceful hand-back does not count');
+        assert.equal(Number(done.attempts), 0, 'a graceful hand-back does not count');
         assert.equal((await adaptersOf(b, user ?? '')).length, 1);
       } finally {
         await b.close();
@@ -184,7 +183,7 @@ for (const kind of databases()) {
           15_000,
           'the job to be taken over',
         );
-        assert.equal(Number(done.attempts), 2, 'the killed attempt counts');
+        assert.equal(Number(done.attempts), 1, 'the killed run counts, the one that succeeded does not');
         assert.equal(calls.length, 1);
         assert.equal((await adaptersOf(b, user ?? '')).length, 1);
       } finally {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { startCompletionsServer } from '../fixtures/completions-server.ts';
+import { ROUTING, trainAdapterOver } from '../fixtures/teach.ts';
 import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../server.ts';
 
@@ -140,5 +141,39 @@ describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
       await completions.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('an embedded worker gives gateways its state features: an adapter fitted through a gateway is a probe, and serves', async () => {
+    const fake = await worker();
+    const info = await fetch(`${fake.url}/internal/v1/model`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(((await info.json()) as { features: unknown }).features, null, 'the fake engine has none');
+    const none = await fetch(`${fake.url}/internal/v1/features`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ request: { state: { text: 'x' }, questions: [] } }),
+    });
+    assert.equal(none.status, 404);
+
+    const w = await worker({ BRIER_MODEL: 'brier-lite', BRIER_THREADS: '1' });
+    const model = (await (
+      await fetch(`${w.url}/internal/v1/model`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { features: { id: string; dim: number; options: boolean } };
+    assert.deepEqual(model.features, { id: 'use-lite-512', dim: 512, options: true });
+    const g = await gateway([w.url]);
+    const adapter = await trainAdapterOver(g.server.url, g.key);
+    const jobs = (await (
+      await fetch(`${g.server.url}/control/v1/training-jobs`, { headers: { authorization: `Bearer ${g.key}` } })
+    ).json()) as { data: { result: { templates: { kind: string }[] } }[] };
+    assert.equal(jobs.data[0]?.result.templates[0]?.kind, 'probe', 'fitted on the worker\u2019s state features');
+    const res = await fetch(`${g.server.url}/v1/systemone`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: adapter, state: 'refund my last payment please', questions: { team: ROUTING } }),
+    });
+    assert.equal(res.status, 200);
+    const answer = ((await res.json()) as { answers: { team: { choice: string; x_answered_by: string } } }).answers
+      .team;
+    assert.equal(answer.x_answered_by, adapter);
+    assert.equal(answer.choice, 'billing');
   });
 });

@@ -168,4 +168,48 @@ describe('engine pool (BRIER_WORKERS)', () => {
     assert.equal(wasRefused(Object.assign(new Error('socket'), { code: 'UND_ERR_SOCKET' })), false);
     assert.equal(wasRefused(new Error('upstream answered 500')), false);
   });
+
+  test('state features: asked of the backend that answered the request, another when it is down; none when backends have none', async () => {
+    const asked: string[] = [];
+    const withFeatures = (name: string, behaviour: () => Behaviour) => {
+      const b = backend(name, behaviour);
+      const engine = b.backend.engine;
+      const features = {
+        id: 'use-lite-512',
+        dim: 2,
+        async state() {
+          asked.push(name);
+          if (behaviour() === 'refused')
+            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+          return Float32Array.from([name === 'a' ? 1 : 2, 0]);
+        },
+      };
+      b.backend.engine = { ...engine, info: engine.info, limits: engine.limits, features };
+      return b;
+    };
+    let aDown = false;
+    const a = withFeatures('a', () => (aDown ? 'refused' : 'ok'));
+    const b = withFeatures('b', () => 'ok');
+    const p = await pool(a, b);
+    assert.equal(p.features?.id, 'use-lite-512');
+    for (let i = 0; i < 4; i++) {
+      const request = { ...REQUEST, state: { text: `state ${i}`, json: undefined } };
+      const before = [a.calls(), b.calls()];
+      await p.answer(request, new AbortController().signal);
+      const answered = a.calls() > (before[0] ?? 0) ? 'a' : 'b';
+      asked.length = 0;
+      await p.features?.state(request);
+      assert.deepEqual(asked, [answered], 'asked of the backend that answered');
+    }
+    // the backend that answered is down by the time the features are asked: another answers
+    const request = { ...REQUEST, state: { text: 'late', json: undefined } };
+    await p.answer(request, new AbortController().signal);
+    aDown = true;
+    asked.length = 0;
+    const v = await p.features?.state(request);
+    assert.equal(v?.[0], 2, "b's features");
+    assert.equal(asked.at(-1), 'b');
+    const plain = await pool(backend('c', () => 'ok'));
+    assert.equal(plain.features, undefined, 'no features: calibration-only adapters');
+  });
 });

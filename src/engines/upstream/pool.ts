@@ -10,14 +10,26 @@
  *   be connected to is skipped for the next; one that breaks mid-request (killed, reset, a 5xx) is
  *   marked down and the request is retried once on another. When every backend is skipped the caller
  *   gets 503 with retry-after. Inference has no side effects, so a retry cannot double anything.
+ * - State features (adapters' probes, training jobs): where the backends' engine has them (Brier
+ *   workers on the embedded model), the pool has them too, asked of the backend that answered the
+ *   request (its encoder has just read the state) with the same failover, so that an adapter answers
+ *   through a gateway exactly as on one server.
  *
  * Why hand-written: the spreading needs Brier's own notion of "full" (a 503 with retry-after from the
  * worker's admission control), which no HTTP balancer library reads; connections, keep-alive and
  * their limits are undici's (the Dispatcher the backends share).
  */
 import { type DomainError, fail, isDomainError } from '../../lib/errors.ts';
-import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelInfo, TokenCounts } from '../engine.ts';
-import type { DecisionRequest } from '../request.ts';
+import type {
+  DecisionEngine,
+  EngineAnswer,
+  EngineFeatures,
+  EngineLimits,
+  EngineMetrics,
+  ModelInfo,
+  TokenCounts,
+} from '../engine.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 
 export interface PoolBackend {
   /** How logs, /healthz and /metrics name it: the URL, never a credential. */
@@ -127,26 +139,41 @@ export function createEnginePool(options: PoolOptions): EnginePool {
     await ready;
   }
 
-  function pick(tried: Set<Member>): Member | undefined {
-    const open = members.filter((m) => m.healthy && m.engine.ready() && !tried.has(m));
+  function pick(tried: Set<Member>, eligible: (m: Member) => boolean = () => true): Member | undefined {
+    const open = members.filter((m) => m.healthy && m.engine.ready() && !tried.has(m) && eligible(m));
     if (open.length === 0) return undefined;
     const least = Math.min(...open.map((m) => m.inFlight));
     const ties = open.filter((m) => m.inFlight === least);
     return ties[turn++ % ties.length];
   }
 
-  async function answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
+  /**
+   * Runs `work` on one backend after another until one answers (see the file comment): `first` first
+   * when it is open, then the least busy of the `eligible` ones.
+   */
+  async function attempt<T>(
+    work: (m: Member) => Promise<T>,
+    signal: AbortSignal | undefined,
+    eligible?: (m: Member) => boolean,
+    first?: Member,
+  ): Promise<T> {
     const tried = new Set<Member>();
     let broken = 0;
     let busy: DomainError | undefined;
-    for (let m = pick(tried); m; m = pick(tried)) {
-      signal.throwIfAborted();
+    const next = () => {
+      if (first && !tried.has(first) && first.healthy && first.engine.ready() && (eligible?.(first) ?? true)) {
+        return first;
+      }
+      return pick(tried, eligible);
+    };
+    for (let m = next(); m; m = next()) {
+      signal?.throwIfAborted();
       tried.add(m);
       m.inFlight++;
       try {
-        return await m.engine.answer(request, signal);
+        return await work(m);
       } catch (error) {
-        if (signal.aborted) throw signal.reason ?? error;
+        if (signal?.aborted) throw signal.reason ?? error;
         if (isDomainError(error)) {
           if (error.code !== 'OVERLOADED' && error.code !== 'NOT_READY') throw error;
           // Full or still loading: the next backend may have room.
@@ -178,6 +205,56 @@ export function createEnginePool(options: PoolOptions): EnginePool {
     throw fail('NOT_READY', 'no inference worker is reachable; retry shortly', { retryAfter: 1 });
   }
 
+  /** The backend that answered a request: its state features are asked of it (its encoder has them cached). */
+  const answeredBy = new WeakMap<DecisionRequest, Member>();
+
+  function answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
+    return attempt(async (m) => {
+      const answered = await m.engine.answer(request, signal);
+      answeredBy.set(request, m);
+      return answered;
+    }, signal);
+  }
+
+  /**
+   * The backends' state features (adapters' probes read them), where the first backend to load has
+   * them: asked of the backend that answered the request, else of any backend with the same features.
+   */
+  let pooled: { from: EngineFeatures; features: EngineFeatures } | undefined;
+  function features(): EngineFeatures | undefined {
+    const own = primary?.engine.features;
+    if (!own) return undefined;
+    if (pooled?.from.id === own.id && pooled.from.dim === own.dim) return pooled.features;
+    const same = (m: Member) => m.engine.features?.id === own.id;
+    const f: EngineFeatures = {
+      id: own.id,
+      dim: own.dim,
+      state: (request, signal) =>
+        attempt(
+          (m) => (m.engine.features as EngineFeatures).state(request, signal),
+          signal,
+          same,
+          answeredBy.get(request),
+        ),
+      ...(own.options
+        ? {
+            options: (question: DecisionQuestion, signal?: AbortSignal) =>
+              attempt(
+                (m) => {
+                  const options = m.engine.features?.options;
+                  if (!options) throw new Error(`${m.name} has no option features`);
+                  return options(question, signal);
+                },
+                signal,
+                (m) => same(m) && typeof m.engine.features?.options === 'function',
+              ),
+          }
+        : {}),
+    };
+    pooled = { from: own, features: f };
+    return f;
+  }
+
   const fallbackInfo: ModelInfo = {
     id: 'brier-pool',
     description: `Answers come from ${members.length} inference workers.`,
@@ -191,6 +268,9 @@ export function createEnginePool(options: PoolOptions): EnginePool {
       return primary?.engine.limits ?? { contextTokens: 1, inputTokens: 1 };
     },
     parallelism: options.parallelism,
+    get features() {
+      return features();
+    },
     load,
     /** Ready once one backend has loaded: a gateway whose workers are all down still serves the control plane and answers inference with 503. */
     ready: () => primary !== undefined && !closed,

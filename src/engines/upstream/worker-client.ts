@@ -6,9 +6,17 @@
  */
 import type { Dispatcher } from 'undici';
 import { type ErrorCode, fail } from '../../lib/errors.ts';
-import type { DecisionEngine, EngineAnswer, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
-import type { DecisionRequest } from '../request.ts';
-import { WORKER_ANSWER_PATH, WORKER_MODEL_PATH, WorkerAnswer, WorkerModel } from './worker-protocol.ts';
+import type { DecisionEngine, EngineAnswer, EngineFeatures, EngineLimits, ModelInfo, TokenCounts } from '../engine.ts';
+import type { DecisionQuestion, DecisionRequest } from '../request.ts';
+import {
+  decodeVector,
+  WORKER_ANSWER_PATH,
+  WORKER_FEATURES_PATH,
+  WORKER_MODEL_PATH,
+  WorkerAnswer,
+  WorkerFeatures,
+  WorkerModel,
+} from './worker-protocol.ts';
 
 export interface WorkerClientOptions {
   /** The worker's base URL (http://10.0.0.5:9090). */
@@ -71,18 +79,53 @@ export function createWorkerClient(options: WorkerClientOptions): DecisionEngine
     model = WorkerModel.parse(JSON.parse(res.text));
   }
 
-  async function answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
-    const res = await call('POST', WORKER_ANSWER_PATH, JSON.stringify({ request }), signal);
-    if (res.status === 200) return WorkerAnswer.parse(JSON.parse(res.text));
+  /** A refusal of the worker as the gateway's own error (503s keep their meaning and retry-after). */
+  function refusal(res: Awaited<ReturnType<typeof call>>): Error {
     const { type, message } = readError(res.text);
     const code = PASSED_THROUGH[type];
     const retryAfter = Number(res.headers['retry-after']) || 1;
-    if (code) return Promise.reject(fail(code, message, code === 'MAX_TOKENS' ? {} : { retryAfter }));
-    if (res.status === 400 || res.status === 422) throw fail('BAD_REQUEST', message);
+    if (code) return fail(code, message, code === 'MAX_TOKENS' ? {} : { retryAfter });
+    if (res.status === 400 || res.status === 422) return fail('BAD_REQUEST', message);
     if (res.status === 401 || res.status === 403) {
-      throw new Error(`worker ${origin.host} refused this gateway's BRIER_WORKER_TOKEN (${res.status})`);
+      return new Error(`worker ${origin.host} refused this gateway's BRIER_WORKER_TOKEN (${res.status})`);
     }
-    throw new Error(`worker ${origin.host} answered ${res.status}: ${message}`);
+    return new Error(`worker ${origin.host} answered ${res.status}: ${message}`);
+  }
+
+  async function featuresCall(body: unknown, signal?: AbortSignal) {
+    const res = await call('POST', WORKER_FEATURES_PATH, JSON.stringify(body), signal);
+    if (res.status !== 200) throw refusal(res);
+    return WorkerFeatures.parse(JSON.parse(res.text));
+  }
+
+  /** The worker's state features, read over the internal protocol (present when its engine has them). */
+  function features(): EngineFeatures | undefined {
+    const f = model?.features;
+    if (!f) return undefined;
+    return {
+      id: f.id,
+      dim: f.dim,
+      async state(request: DecisionRequest, signal?: AbortSignal) {
+        const out = await featuresCall({ request }, signal);
+        if (!('state' in out)) throw new Error(`worker ${origin.host} answered no state features`);
+        return decodeVector(out.state, f.dim);
+      },
+      ...(f.options
+        ? {
+            async options(question: DecisionQuestion, signal?: AbortSignal) {
+              const out = await featuresCall({ question }, signal);
+              if (!('options' in out)) throw new Error(`worker ${origin.host} answered no option features`);
+              return out.options.map((v) => (v === null ? null : decodeVector(v, f.dim)));
+            },
+          }
+        : {}),
+    };
+  }
+
+  async function answer(request: DecisionRequest, signal: AbortSignal): Promise<EngineAnswer> {
+    const res = await call('POST', WORKER_ANSWER_PATH, JSON.stringify({ request }), signal);
+    if (res.status === 200) return WorkerAnswer.parse(JSON.parse(res.text));
+    throw refusal(res);
   }
 
   const info: ModelInfo = {
@@ -101,6 +144,9 @@ export function createWorkerClient(options: WorkerClientOptions): DecisionEngine
       return model?.parallelism ?? 1;
     },
     queueLimit: () => model?.queueLimit ?? 1,
+    get features() {
+      return features();
+    },
     load,
     ready: () => model !== undefined,
     async countTokens(request: DecisionRequest): Promise<TokenCounts> {

@@ -132,7 +132,10 @@ export function bodyGuard(options: BodyGuardOptions) {
     headers.delete('transfer-encoding');
     // Checked JSON goes on as plain application/json (better-auth accepts no other JSON type).
     if (!form && !lines && type !== '') headers.set('content-type', 'application/json');
-    c.req.raw = new Request(raw.url, { method: raw.method, headers, body: text, signal: raw.signal });
+    // No bytes and no type (curl -X POST): no body at all, rather than an empty string, to which
+    // Request would add content-type text/plain;charset=UTF-8 that the client never sent.
+    const body = size === 0 && type === '' ? null : text;
+    c.req.raw = new Request(raw.url, { method: raw.method, headers, body, signal: raw.signal });
     await next();
   });
 }

@@ -27,6 +27,7 @@ import { registerConsoleModel } from './model/route.ts';
 import { registerOutcomes } from './outcomes/route.ts';
 import { registerPlayground } from './playground/route.ts';
 import { registerRetention } from './retention/route.ts';
+import { registerCancelJob } from './training-jobs/cancel/route.ts';
 import { registerTrainingJobs } from './training-jobs/route.ts';
 import { registerUsage } from './usage/route.ts';
 
@@ -86,6 +87,7 @@ export function createControlApp(deps: ControlAppDeps) {
     registerRetention(api, deps.teach.retention);
     registerOutcomes(api, deps.teach.outcomes);
     registerTrainingJobs(api, deps.teach);
+    registerCancelJob(api, deps.teach);
     registerAdapters(api, deps.teach);
     registerCalibration(api, deps.teach.examples);
   }

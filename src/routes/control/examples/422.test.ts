@@ -58,12 +58,31 @@ describe('POST /control/v1/examples 422 (row by row, nothing stored)', () => {
         row('x', { q: REFUND }, { q: 'yes' }),
         row('y'.repeat(16_385), { q: REFUND }, { q: true }),
         row('z'.repeat(70_000), { q: REFUND }, { q: true }),
+        row('a', { q: REFUND }, { q: 'true' }),
+        row('b', { q: REFUND }, { q: 1 }),
       ]),
     );
     const msgs = json.detail.map((d: { msg: string }) => d.msg);
-    assert.match(msgs[0], /line 1: labels\.q: must be true or false/);
+    assert.match(msgs[0], /line 1: labels\.q: must be true or false, a JSON boolean/);
     assert.match(msgs[1], /line 2: state: is 16385 characters, the limit is 16384/);
     assert.match(msgs[2], /line 3: body: is \d+ characters, the limit is 65536/);
+    // the string "true" is refused as "yes" and 1 are: one rule, JSON booleans
+    assert.match(
+      msgs[3],
+      /line 4: labels\.q: must be true or false, a JSON boolean \(a noul question\), got "true" \(a string\)/,
+    );
+    assert.match(
+      msgs[4],
+      /line 5: labels\.q: must be true or false, a JSON boolean \(a noul question\), got 1 \(a number\)/,
+    );
+  });
+
+  test('a question id of 129 characters is refused naming the limit', async () => {
+    const id = 'q'.repeat(129);
+    const json = await refused(jsonl([row('x', { [id]: REFUND }, { [id]: true })]));
+    assert.equal(json.detail.length, 1, JSON.stringify(json.detail));
+    assert.match(json.detail[0].msg, /^line 1: questions\.q+…: a question id has at most 128 characters \(the limit\)/);
+    assert.doesNotMatch(json.message, /Invalid key in record/);
   });
 
   test('JSON nested past 64 levels and __proto__ keys are refused on their line before validation', async () => {

@@ -10,7 +10,7 @@ describe('/control/v1/training-jobs 202, 200, 404, 409', () => {
   });
   after(() => t.close());
 
-  test('queues one job per account at a time; only its account sees it', async () => {
+  test('queues jobs behind each other with their queue position; at most 5 per account; only its account sees them', async () => {
     await upload(t, jsonl(tickets(20).map((x) => row(x.state, { team: ROUTING }, { team: x.team }))));
     const res = await t.req('/control/v1/training-jobs', { body: {} });
     assert.equal(res.status, 202);
@@ -18,12 +18,35 @@ describe('/control/v1/training-jobs 202, 200, 404, 409', () => {
     assert.equal(job.status, 'queued');
     assert.equal(job.progress, 0);
     assert.equal(job.templates.length, 1);
-    const again = await t.req('/control/v1/training-jobs', { body: {} });
-    assert.equal(again.status, 409);
-    assert.match((await again.json()).message, /still queued or running; one at a time/);
+    assert.equal(job.examples, 20);
+    assert.equal(job.queue_position, 1);
+    for (let i = 2; i <= 5; i++) {
+      const again = await t.req('/control/v1/training-jobs', { body: {} });
+      assert.equal(again.status, 202);
+      assert.equal((await again.json()).queue_position, i, "an account's jobs run oldest first");
+    }
+    const sixth = await t.req('/control/v1/training-jobs', { body: {} });
+    assert.equal(sixth.status, 409);
+    assert.match((await sixth.json()).message, /5 training jobs queued or running: at most 5 \(the limit\)/);
     assert.equal((await t.req(`/control/v1/training-jobs/${job.id}`)).status, 200);
-    assert.equal((await (await t.req('/control/v1/training-jobs')).json()).data.length, 1);
+    assert.equal((await (await t.req('/control/v1/training-jobs')).json()).data.length, 5);
     const other = await signedInClient(t);
     assert.equal((await other.request(`/control/v1/training-jobs/${job.id}`)).status, 404);
+  });
+
+  test('202 without any body, as curl -X POST sends it (no content-type, no bytes)', async () => {
+    const fresh = await makeTestApp();
+    try {
+      await upload(fresh, jsonl(tickets(20).map((x) => row(x.state, { team: ROUTING }, { team: x.team }))));
+      // An empty body stream without a content-type: what curl -X POST sends.
+      const res = await fresh.app.request('/control/v1/training-jobs', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fresh.key}` },
+        body: new Uint8Array(0),
+      });
+      assert.equal(res.status, 202, await res.clone().text());
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -58,12 +58,44 @@ export const TrainingJob = z
     message: z.string(),
     templates: z.array(z.string()).nullable(),
     adapter_id: z.string().nullable(),
-    attempts: z.number().int(),
+    attempts: z
+      .number()
+      .int()
+      .openapi({ description: 'Runs that failed (its process died, or an error); waits for the engine do not count.' }),
+    examples: z.number().int().openapi({ description: 'Labelled examples it reads.' }),
+    queue_position: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'While queued: 1 is the next job to start (accounts take turns). Otherwise null.' }),
+    estimated_seconds: z.number().int().nullable().openapi({
+      description:
+        'While queued or running: seconds until it should be done, from the throughput measured on recent jobs; null before any was measured, and once it has ended.',
+    }),
+    not_before: z
+      .string()
+      .nullable()
+      .openapi({ format: 'date-time', description: 'A job waiting for the engine is not started before this.' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     started_at: z.string().nullable().openapi({ format: 'date-time' }),
     finished_at: z.string().nullable().openapi({ format: 'date-time' }),
     result: z
-      .object({ base: z.string(), templates: z.array(TemplateReport) })
+      .object({
+        base: z.string(),
+        templates: z.array(TemplateReport),
+        timing: z
+          .object({
+            reading_s: z.number(),
+            fitting_s: z.number(),
+            examples: z.number().int(),
+            states: z.number().int(),
+          })
+          .optional()
+          .openapi({
+            description:
+              'Where the run went: seconds reading the examples with the base model (distinct states read), and seconds fitting.',
+          }),
+      })
       .nullable()
       .openapi({ description: 'Per template: held-out metrics before and after, reliability, served or not and why.' }),
   })

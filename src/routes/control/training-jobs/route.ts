@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import type { Job } from '../../../domain/jobs.ts';
+import { type Job, type JobOutlook, MAX_ACTIVE_JOBS_PER_ACCOUNT } from '../../../domain/jobs.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
@@ -13,8 +13,7 @@ export const createJobRoute = defineRoute({
   path: '/training-jobs',
   tags: ['Adapters'],
   summary: 'Queue a training job: fit an adapter from the labelled examples',
-  description:
-    'Fits, per question template with at least 20 labelled examples, a head on the base model (a probe on the state embedding with the embedded model; a calibration elsewhere), holding out 25% of the examples to measure it. One job per account at a time; jobs run in the background, one at a time per server, and survive a restart.',
+  description: `Fits, per question template with at least 20 labelled examples, a head on the base model (a probe on the state embedding with the embedded model; a calibration elsewhere), holding out 25% of the examples to measure it. Jobs run in the background, accounts in turn and each account's oldest first, one at a time per account (at most ${MAX_ACTIVE_JOBS_PER_ACCOUNT} queued or running per account), several at once per server where cores allow (BRIER_TRAINING_CONCURRENCY); they wait for the model and survive restarts. A job reads at most BRIER_TRAINING_MAX_EXAMPLES examples (the newest). The body is optional.`,
   request: { body: { required: false, content: { 'application/json': { schema: CreateTrainingJob } } } },
   responses: {
     202: { description: 'Queued', content: { 'application/json': { schema: TrainingJob } } },
@@ -39,7 +38,7 @@ export const getJobRoute = defineRoute({
   method: 'get',
   path: '/training-jobs/{id}',
   tags: ['Adapters'],
-  summary: 'One training job: its progress, and when done its held-out report',
+  summary: 'One training job: its progress, queue position and estimate, and when done its held-out report',
   request: { params: JobIdParam },
   responses: {
     200: { description: 'The job', content: { 'application/json': { schema: TrainingJob } } },
@@ -49,7 +48,8 @@ export const getJobRoute = defineRoute({
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function wireJob(j: Job) {
+/** A job on the wire, with its queue position and estimate while it is queued or running. */
+export function wireJob(j: Job, outlook: JobOutlook = { position: null, seconds: null, examplesPerSecond: null }) {
   return {
     id: j.id,
     status: j.status,
@@ -59,6 +59,10 @@ export function wireJob(j: Job) {
     templates: j.templates,
     adapter_id: j.adapterId,
     attempts: j.attempts,
+    examples: j.examples,
+    queue_position: outlook.position,
+    estimated_seconds: outlook.seconds,
+    not_before: j.status === 'queued' ? iso(j.notBefore) : null,
     created_at: new Date(j.createdAt).toISOString(),
     started_at: iso(j.startedAt),
     finished_at: iso(j.finishedAt),
@@ -89,20 +93,27 @@ export function registerTrainingJobs(api: Api, deps: TeachDeps): void {
       );
     }
     await deps.adapters.checkRoom(userId);
+    const examples = Math.min(
+      deps.maxJobExamples,
+      ready.reduce((n, t) => n + t.examples, 0),
+    );
     const job = await deps.jobs.enqueue(
       userId,
       ready.map((t) => t.id),
+      examples,
     );
-    return c.json(wireJob(job), 202);
+    return c.json(wireJob(job, await deps.jobs.outlook(job)), 202);
   });
   api.openapi(listJobsRoute, async (c) => {
     const jobs = await deps.jobs.list(accountOf(c));
-    return c.json({ data: jobs.map(wireJob) }, 200);
+    const data = [];
+    for (const j of jobs) data.push(wireJob(j, await deps.jobs.outlook(j)));
+    return c.json({ data }, 200);
   });
   api.openapi(getJobRoute, async (c) => {
     const { id } = c.req.valid('param');
     const job = await deps.jobs.get(accountOf(c), id);
     if (!job) throw fail('NOT_FOUND', `no training job ${id} in this account`);
-    return c.json(wireJob(job), 200);
+    return c.json(wireJob(job, await deps.jobs.outlook(job)), 200);
   });
 }
