@@ -566,9 +566,9 @@ export function TeachPage() {
           </div>
           <p className="hint">
             On {a.base_model}
-            {a.retrain ? ` (not served: ${a.retrain})` : ''} · {formatDate(a.created_at)}. Name
-            it as the model in POST /v1/systemone; questions of other templates fall back to the base model, and each
-            answer's x_answered_by says which.
+            {a.retrain ? ` (not served: ${a.retrain})` : ''} · {formatDate(a.created_at)}. Name it as the model in POST
+            /v1/systemone; questions of other templates fall back to the base model, and each answer's x_answered_by
+            says which.
           </p>
           {a.templates.map((r) => (
             <TemplateResult key={r.template} report={r} questions={questions} />

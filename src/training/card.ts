@@ -209,7 +209,7 @@ export function writeCard(c: CardInput): ReportFile {
     '  dropped) and averaged by token count.',
     '- **Second encoder** (brier-lite 4): all-MiniLM-L6-v2 (int8 ONNX, Apache-2.0, shipped in `models/all-MiniLM-L6-v2`,',
     '  run by onnxruntime-node), 384-d, windows of 254 tokens. It embeds only what the zero-shot families read (the',
-    '  state, a topic or spam question, a topic choice\'s options, a pair\'s parts); a request none of whose questions',
+    "  state, a topic or spam question, a topic choice's options, a pair's parts); a request none of whose questions",
     '  needs it costs no second encoding. Where each encoder measurably wins is in the zero-shot section below.',
     '- **Zero-shot families** (brier-lite 4): each question is read from its own words (topic, polarity, spam, pair,',
     '  other; negation; the side a polarity question asks for) and, where it is unlike the training tasks, answered',
