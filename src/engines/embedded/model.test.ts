@@ -140,3 +140,62 @@ describe('artifacts of brier-lite 3.6 (no saturation)', () => {
       );
   });
 });
+
+describe('brier-lite 4: zeroshot.json', () => {
+  const files = readArtifactFiles(DEFAULT_MODEL_DIR);
+  const zs = files.zeroShot;
+
+  it('ships with the committed model, and parses into pools of both encoders and the family maps', () => {
+    assert.ok(zs, 'models/brier-lite/zeroshot.json exists');
+    assert.ok(model.zeroShot);
+    assert.equal(model.zeroShot.pools.minilm.dim, 384);
+    assert.equal(model.zeroShot.pools.use.dim, 512);
+    assert.ok(model.zeroShot.noul.polarity, 'polarity yes/no questions are answered');
+    assert.ok(model.zeroShot.choice, 'choices over topics are answered');
+  });
+
+  it('refuses unknown signals, a mix outside [0, 1], wrong pool sizes and a bad saturation', () => {
+    assert.ok(zs);
+    const polarity = zs.noul.polarity;
+    assert.ok(polarity);
+    const bad = [
+      { ...zs, noul: { ...zs.noul, polarity: { ...polarity, signals: ['mystery', ...polarity.signals.slice(1)] } } },
+      { ...zs, noul: { ...zs.noul, polarity: { ...polarity, alpha: 1.5 } } },
+      { ...zs, noul: { ...zs.noul, polarity: { ...polarity, weights: [1] } } },
+      { ...zs, pools: { ...zs.pools, minilm: { ...zs.pools.minilm, dim: 512 } } },
+      { ...zs, pools: { ...zs.pools, use: { ...zs.pools.use, variances: [1] } } },
+      { ...zs, saturation: 0 },
+      { ...zs, format: 'brier-lite-zeroshot/0' },
+    ];
+    for (const z of bad) assert.throws(() => parseModel(files.weights, files.calibration, z), /zeroshot/);
+  });
+
+  it('without it (brier-lite 3.x artifacts) reads nothing of the question words: a negated question is not flipped', () => {
+    const old = parseModel(files.weights, files.calibration, null);
+    assert.equal(old.zeroShot, null);
+    const x = {
+      type: 'noul' as const,
+      k: 2,
+      s: seededUnitVector(5),
+      i: seededUnitVector(6),
+      o: [null, seededUnitVector(6)],
+      pairSim: null,
+      sentLen: 0,
+      structured: false,
+      reading: {
+        family: 'topic' as const,
+        negated: true,
+        plain: 'Is this about sports?',
+        direction: 0,
+        emotion: false,
+        optionSides: null,
+        residual: null,
+      },
+    };
+    const plain = { ...x, reading: { ...x.reading, negated: false } };
+    assert.deepEqual(predict(x, old).probabilities, predict(plain, old).probabilities);
+    const a = predict(x, model).probabilities;
+    const b = predict(plain, model).probabilities;
+    assert.ok(Math.abs((a[1] ?? 0) - (b[0] ?? 0)) < 1e-12, 'brier-lite 4 answers the complement');
+  });
+});

@@ -281,8 +281,15 @@ export function saturate(z: number, c: Pick<PolarityCalibration, 'saturation'>):
   return c.saturation === undefined ? z : c.saturation * Math.tanh(z / c.saturation);
 }
 
-/** The zero-shot answer of a question (zero-shot.ts), or null where its family has none. */
+/**
+ * The zero-shot answer of a question (zero-shot.ts), or null where its family has none. A yes/no
+ * question about a JSON state gets none: the maps were fitted on text states, and on the half of
+ * CalDec's assistant decisions that fits the `structured` weights (JSON states, teacher targets) their
+ * yes/no answers were worse than uniform (Brier 0.1549 against 0.1420; its choices were better,
+ * 0.1048 against 0.1172, and keep theirs).
+ */
 function zeroShotOf(x: QuestionInput, zs: ZeroShotModel): number[] | null {
+  if (x.structured && x.type === 'noul') return null;
   const input = zeroShotInput(x, zs.saturation);
   return input ? zeroShotAnswer(zs, x.type, x.k, input) : null;
 }

@@ -116,6 +116,8 @@ describe('readQuestion', () => {
     assert.equal(s('How angry is the customer?', ['calm', 'annoyed', 'furious']).direction, -1);
     assert.equal(s('What star rating did the customer give?', ['1 star', '2 stars', '3 stars']).family, 'polarity');
     assert.equal(s('How urgent is this ticket?', ['low', 'medium', 'high']).family, 'other');
+    assert.equal(s('Rate the urgency of this ticket.', ['low', 'medium', 'high']).family, 'other');
+    assert.equal(s('Rate the register of this text.', ['informal', 'neutral', 'formal']).family, 'other');
     assert.equal(s('How truthful is this statement?', ['false', 'half true', 'true']).family, 'other');
   });
 

@@ -123,8 +123,11 @@ export const NEGATIVE_WORDS = [
   'disapprove',
 ] as const;
 
-/** Words that name a polarity without a side: a score over them runs negative -> positive. */
-const POLARITY_NEUTRAL_WORDS = ['sentiment', 'tone', 'mood', 'attitude', 'star', 'stars', 'rating', 'rate'] as const;
+/**
+ * Words that name a polarity without a side: a score over them runs negative -> positive. Not "rate" or
+ * "rating" alone: "Rate the urgency of this ticket" is no polarity (the paraphrase suite read it as one).
+ */
+const POLARITY_NEUTRAL_WORDS = ['sentiment', 'tone', 'mood', 'attitude', 'star', 'stars', 'star rating'] as const;
 
 const SPAM_WORDS = ['spam*', 'scam*', 'phishing', 'junk', 'fraud*', 'unsolicited', 'advertis*', 'promotional'];
 
