@@ -224,7 +224,7 @@ function provenance(rows: Row[], digest: string): string {
 
 function build(): { jsonl: string; provenance: string } {
   const rows = SOURCES.flatMap((s) => s.rows());
-  const jsonl = rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const jsonl = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
   const digest = createHash('sha256').update(jsonl).digest('hex');
   return { jsonl, provenance: provenance(rows, digest) };
 }
