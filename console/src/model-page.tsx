@@ -23,6 +23,65 @@ function EvalRows({ type, family, c }: { type: string; family: string; c: Compar
   );
 }
 
+function CalibrationSection({ calibration }: { calibration: NonNullable<ConsoleModel['calibration']> }) {
+  const status = calibration.calibrated
+    ? `Calibrated per question type on ${calibration.data?.rows ?? 0} labelled rows (${calibration.data?.name ?? ''}), ${calibration.fitted_at?.slice(0, 10) ?? ''}.`
+    : calibration.mode === 'raw'
+      ? 'Not calibrated: answers are served as the model gives them (BRIER_UNCALIBRATED=raw).'
+      : calibration.mode === 'shrink'
+        ? 'Not calibrated: every answer is mixed half and half with the uniform answer. Run `npm run brier -- models calibrate` to fit a calibration.'
+        : 'Partly calibrated: question types without a fitted calibration are mixed half and half with the uniform answer.';
+  return (
+    <>
+      <h2>Calibration</h2>
+      <p data-testid="calibration-status">{status}</p>
+      {calibration.report.length > 0 ? (
+        <div className="table-wrap">
+          <table data-testid="calibration-report">
+            <caption>
+              Brier score (lower is better) of the model's raw answers (before), calibrated (after), and with each
+              source set answered by a calibration fitted without it (held out), against the uniform answer; accuracy
+              and ECE (with the ECE a perfectly calibrated model would show by chance at these rows).
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Set</th>
+                <th scope="col">Rows</th>
+                <th scope="col">Uniform</th>
+                <th scope="col">Brier before</th>
+                <th scope="col">After</th>
+                <th scope="col">Held out</th>
+                <th scope="col">Accuracy</th>
+                <th scope="col">ECE before</th>
+                <th scope="col">After (floor)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {calibration.report.map((r) => (
+                <tr key={`${r.type}/${r.set ?? ''}`}>
+                  <th scope="row">{r.type}</th>
+                  <td>{r.set ?? 'all'}</td>
+                  <td>{formatNumber(r.n)}</td>
+                  <td>{fmt(r.uniform_brier)}</td>
+                  <td>{fmt(r.before.brier)}</td>
+                  <td>{fmt(r.after.brier)}</td>
+                  <td>{fmt(r.held_out?.brier)}</td>
+                  <td>{fmt(r.before.accuracy)}</td>
+                  <td>{fmt(r.before.ece)}</td>
+                  <td>
+                    {fmt(r.after.ece)} <span className="muted">({fmt(r.after.ece_floor)})</span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
+  );
+}
+
 export function ModelPage() {
   const [model, setModel] = useState<ConsoleModel | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -71,6 +130,7 @@ export function ModelPage() {
             Context limit: the state plus all questions. Input limit: the state plus the longest question. Requests over
             either are refused with a 400, never truncated. Released {model.release_date}.
           </p>
+          {model.calibration ? <CalibrationSection calibration={model.calibration} /> : null}
           {model.card ? (
             <>
               <h2 data-testid="card-title">

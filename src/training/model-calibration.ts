@@ -92,7 +92,11 @@ export function selectRows(rows: readonly CalibrationRow[], perSet?: number, set
 export async function collectRawAnswers(
   engine: DecisionEngine,
   rows: readonly CalibrationRow[],
-  options: { signal?: AbortSignal; cached?: ReadonlyMap<string, number[]>; onAnswer?: (a: RawAnswer, done: number) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    cached?: ReadonlyMap<string, number[]>;
+    onAnswer?: (a: RawAnswer, done: number) => void;
+  } = {},
 ): Promise<RawAnswer[]> {
   const signal = options.signal ?? new AbortController().signal;
   const out: RawAnswer[] = [];
