@@ -6,17 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { SMOLLM2 } from '../../../test/fixtures/shared-models.ts';
 import type { DecisionEngine } from '../engine.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createGgufEngine } from './gguf-engine.ts';
 
-export const SMOLLM2 = resolve(
-  fileURLToPath(import.meta.url),
-  '../../../../../shared/models/SmolLM2-135M-Instruct.Q4_1.gguf',
-);
 const present = existsSync(SMOLLM2);
 
 const opts = (labels: string[], descriptions: (string | null)[] = []) =>
