@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, type Comparison, type ConsoleModel, isApiError } from './api.ts';
+import { calibrationStatus, type ModelCalibration, worseThanUniform } from './calibration-model.ts';
 import { parseBlocks, parseInline } from './markdown.ts';
 import { InlineView, MarkdownView } from './markdown-view.tsx';
 import { Alert, formatNumber, PageHeading } from './ui.tsx';
@@ -23,14 +24,8 @@ function EvalRows({ type, family, c }: { type: string; family: string; c: Compar
   );
 }
 
-function CalibrationSection({ calibration }: { calibration: NonNullable<ConsoleModel['calibration']> }) {
-  const status = calibration.calibrated
-    ? `Calibrated per question type on ${calibration.data?.rows ?? 0} labelled rows (${calibration.data?.name ?? ''}), ${calibration.fitted_at?.slice(0, 10) ?? ''}.`
-    : calibration.mode === 'raw'
-      ? 'Not calibrated: answers are served as the model gives them (BRIER_UNCALIBRATED=raw).'
-      : calibration.mode === 'shrink'
-        ? 'Not calibrated: every answer is mixed half and half with the uniform answer. Run `npm run brier -- models calibrate` to fit a calibration.'
-        : 'Partly calibrated: question types without a fitted calibration are mixed half and half with the uniform answer.';
+function CalibrationSection({ calibration }: { calibration: ModelCalibration }) {
+  const status = calibrationStatus(calibration);
   return (
     <>
       <h2>Calibration</h2>
@@ -59,7 +54,7 @@ function CalibrationSection({ calibration }: { calibration: NonNullable<ConsoleM
             </thead>
             <tbody>
               {calibration.report.map((r) => (
-                <tr key={`${r.type}/${r.set ?? ''}`}>
+                <tr key={`${r.type}/${r.set ?? ''}`} className={worseThanUniform(r) ? 'worse' : undefined}>
                   <th scope="row">{r.type}</th>
                   <td>{r.set ?? 'all'}</td>
                   <td>{formatNumber(r.n)}</td>
