@@ -222,7 +222,7 @@ function provenance(rows: Row[], digest: string): string {
   return lines.join('\n');
 }
 
-function build(): { jsonl: string; provenance: string } {
+export function build(): { jsonl: string; provenance: string } {
   const rows = SOURCES.flatMap((s) => s.rows());
   const jsonl = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
   const digest = createHash('sha256').update(jsonl).digest('hex');
