@@ -246,12 +246,12 @@ export function calibrationFile(
 export function formatCalibrationReport(report: readonly CalibrationReportRow[]): string {
   const f = (x: number | undefined) => (x === undefined ? '     -' : x.toFixed(3).padStart(6));
   const lines = [
-    `${'type'.padEnd(7)}${'set'.padEnd(18)}${'n'.padStart(4)}  ${'uniform'.padStart(7)}  brier: ${'before'.padStart(6)} ${'after'.padStart(6)} ${'held'.padStart(6)}  acc: ${'before'.padStart(6)} ${'after'.padStart(6)}  nll: ${'before'.padStart(6)} ${'after'.padStart(6)}  ece: ${'before'.padStart(6)} ${'after'.padStart(6)} ${'floor'.padStart(6)}`,
+    `${'type'.padEnd(7)}${'set'.padEnd(18)}${'n'.padStart(4)}  ${'uniform'.padStart(7)}  brier: ${'before'.padStart(6)} ${'after'.padStart(6)} ${'held'.padStart(6)}  acc: ${'before'.padStart(6)} ${'after'.padStart(6)}  nll: ${'before'.padStart(6)} ${'after'.padStart(6)}  ece: ${'before'.padStart(6)} ${'floor'.padStart(6)} ${'after'.padStart(6)} ${'floor'.padStart(6)}`,
   ];
   for (const r of report) {
     const worse = (r.held_out ?? r.after).brier > r.uniform_brier + 1e-9 ? '  WORSE THAN UNIFORM' : '';
     lines.push(
-      `${r.type.padEnd(7)}${(r.set ?? '(all)').padEnd(18)}${String(r.n).padStart(4)}  ${f(r.uniform_brier).padStart(7)}         ${f(r.before.brier)} ${f(r.after.brier)} ${f(r.held_out?.brier)}       ${f(r.before.accuracy)} ${f(r.after.accuracy)}       ${f(r.before.nll)} ${f(r.after.nll)}       ${f(r.before.ece)} ${f(r.after.ece)} ${f(r.after.ece_floor)}${worse}`,
+      `${r.type.padEnd(7)}${(r.set ?? '(all)').padEnd(18)}${String(r.n).padStart(4)}  ${f(r.uniform_brier).padStart(7)}         ${f(r.before.brier)} ${f(r.after.brier)} ${f(r.held_out?.brier)}       ${f(r.before.accuracy)} ${f(r.after.accuracy)}       ${f(r.before.nll)} ${f(r.after.nll)}       ${f(r.before.ece)} ${f(r.before.ece_floor)} ${f(r.after.ece)} ${f(r.after.ece_floor)}${worse}`,
     );
   }
   return lines.join('\n');
