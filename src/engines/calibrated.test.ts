@@ -174,6 +174,24 @@ describe('model calibration (GGUF and upstream engines)', () => {
       .update(await readFile(path))
       .digest('hex');
     assert.equal(await ggufCalibrationKey(path), `gguf-${sha}`);
+    // kept by path, size and mtime: a second start does not read the file again
+    const cacheDir = join(dir, 'hash-cache');
+    assert.equal(await ggufCalibrationKey(path, cacheDir), `gguf-${sha}`);
+    const cached = JSON.parse(await readFile(join(cacheDir, 'hashes.json'), 'utf8'));
+    const [entry] = Object.values(cached) as { sha256: string }[];
+    assert.equal(entry?.sha256, sha);
+    const [file] = Object.keys(cached);
+    await writeFile(
+      join(cacheDir, 'hashes.json'),
+      JSON.stringify({ [file ?? '']: { ...entry, sha256: 'f'.repeat(64) } }),
+    );
+    assert.equal(await ggufCalibrationKey(path, cacheDir), `gguf-${'f'.repeat(64)}`, 'read from the cache');
+    await writeFile(path, Buffer.concat([await readFile(path), Buffer.from([0])]));
+    assert.notEqual(
+      await ggufCalibrationKey(path, cacheDir),
+      `gguf-${'f'.repeat(64)}`,
+      'hashed again once the file changed',
+    );
     const a = serverCalibrationKey('openai', 'http://127.0.0.1:8000', 'm1');
     assert.match(a, /^openai-[0-9a-f]{64}$/);
     assert.notEqual(a, serverCalibrationKey('openai', 'http://127.0.0.1:8000', 'm2'));

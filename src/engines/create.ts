@@ -34,7 +34,7 @@ export function calibrationKeyOf(config: Config): ((engine: DecisionEngine) => P
     case 'embedded':
       return null;
     case 'gguf':
-      return () => ggufCalibrationKey(spec.path);
+      return () => ggufCalibrationKey(spec.path, calibrationDir(config));
     case 'upstream':
     case 'openai':
       // The server and the model asked for: calibrate again after changing the model behind the URL.
