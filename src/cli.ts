@@ -5,6 +5,7 @@
  */
 
 import { runModelsCommand } from './catalog/cli.ts';
+import { runCalibrateCommand } from './cli/calibrate.ts';
 import { runExamplesCommand } from './cli/examples.ts';
 import { runJobsCommand } from './cli/jobs.ts';
 import { runKeysCommand } from './cli/keys.ts';
@@ -19,7 +20,8 @@ const USAGE = `usage: npm run brier -- <command>
   jobs list --email <email>                     the account's training jobs (status, progress, queue position)
   jobs cancel --email <email> --id <job id>     cancel a queued or running training job
   models list                                   the model catalog
-  models pull <name>                            download a catalog model (resumable, verified)`;
+  models pull <name>                            download a catalog model (resumable, verified)
+  models calibrate [--model SPEC] [--per-set N] fit a GGUF or upstream model's calibration on the shipped set (before/after)`;
 
 const [command, ...rest] = process.argv.slice(2);
 
@@ -43,6 +45,13 @@ async function run(): Promise<number> {
     case 'models': {
       const interrupt = new AbortController();
       process.once('SIGINT', () => interrupt.abort());
+      if (rest[0] === 'calibrate') {
+        return runCalibrateCommand(rest.slice(1), loadConfig(), {
+          stdout: (l) => console.log(l),
+          stderr: (l) => console.error(l),
+          signal: interrupt.signal,
+        });
+      }
       return runModelsCommand(rest, {
         stdout: process.stdout,
         stderr: process.stderr,

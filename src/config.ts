@@ -16,6 +16,7 @@ const Env = z.object({
   BRIER_UPSTREAM_API_KEY: z.string().min(1).optional(),
   BRIER_UPSTREAM_MODEL: z.string().min(1).optional(),
   BRIER_MODEL_TEMPERATURE: z.coerce.number().positive().default(1),
+  BRIER_UNCALIBRATED: z.enum(['shrink', 'raw']).default('shrink'),
   BRIER_CONTEXT_SIZE: z.coerce.number().int().min(256).default(4096),
   BRIER_THREADS: z.coerce.number().int().min(1).default(2),
   BRIER_QUEUE_LIMIT: z.coerce.number().int().min(1).default(64),
@@ -91,6 +92,11 @@ export interface Config {
    */
   upstreamModel: string | undefined;
   modelTemperature: number;
+  /**
+   * How a GGUF or upstream model without a calibration file (`brier models calibrate`) answers:
+   * mixed half and half with the uniform answer (shrink), or as it comes (raw).
+   */
+  uncalibrated: 'shrink' | 'raw';
   contextSize: number;
   threads: number;
   queueLimit: number;
@@ -229,6 +235,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamApiKey: e.BRIER_UPSTREAM_API_KEY,
     upstreamModel: e.BRIER_UPSTREAM_MODEL,
     modelTemperature: e.BRIER_MODEL_TEMPERATURE,
+    uncalibrated: e.BRIER_UNCALIBRATED,
     contextSize: e.BRIER_CONTEXT_SIZE,
     threads: e.BRIER_THREADS,
     queueLimit: e.BRIER_QUEUE_LIMIT,

@@ -28,6 +28,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Accounts, keys and usage', link: '/guide/control-plane' },
       { text: 'Self-hosting and configuration', link: '/guide/self-hosting' },
+      { text: 'Custom models and their calibration', link: '/guide/custom-models' },
       { text: 'Scale-out and deployment', link: '/guide/deployment' },
       { text: 'System One compatibility', link: '/guide/compatibility' },
     ],

@@ -1,3 +1,4 @@
+import type { EngineCalibration } from './calibrated.ts';
 import type { DecisionQuestion, DecisionRequest } from './request.ts';
 
 /**
@@ -100,4 +101,10 @@ export interface DecisionEngine {
   attachMetrics?(metrics: EngineMetrics): void;
   /** State features for adapters' probes (optional). */
   readonly features?: EngineFeatures;
+  /**
+   * The calibration of a model Brier did not train (src/engines/calibrated.ts): null until loaded.
+   * Absent: the engine's probabilities are calibrated by its own training (brier-lite) or it is a
+   * test engine.
+   */
+  readonly calibration?: EngineCalibration | null;
 }
