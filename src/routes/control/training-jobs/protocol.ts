@@ -72,6 +72,26 @@ export const TrainingJob = z
       description:
         'While queued or running: seconds until it should be done, from the throughput measured on recent jobs; null before any was measured, and once it has ended.',
     }),
+    kind: z.enum(['adapter', 'distill']).openapi({
+      description:
+        "adapter: fitted on labelled examples; distill: learnt from a teacher's answers (POST /control/v1/distillation-jobs).",
+    }),
+    teacher_calls: z.number().int().openapi({ description: 'Distillation jobs: calls made to the teacher so far.' }),
+    distill: z
+      .object({
+        teacher: z.string(),
+        source: z.enum(['states', 'retained']),
+        budget: z.number().int().openapi({ description: 'Teacher calls it may make at most.' }),
+        concurrency: z.number().int(),
+        human_weight: z.number(),
+        fallback_threshold: z.number().nullable(),
+        estimate: z
+          .unknown()
+          .optional()
+          .openapi({ description: 'The estimate shown before it was queued (DistillEstimate).' }),
+      })
+      .nullable()
+      .openapi({ description: 'Distillation jobs: the teacher, the source of states and the call budget.' }),
     not_before: z
       .string()
       .nullable()
