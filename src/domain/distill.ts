@@ -70,8 +70,9 @@ export function createDistillStore(db: Db, options: { now?: () => number; maxSta
         );
       }
       const at = now();
-      const rows = states.map((state) => ({
-        id: `st_${randomUUID().replaceAll('-', '')}`,
+      // Ids sort in upload order (time, then line), so that a job's newest states are always the same ones.
+      const rows = states.map((state, i) => ({
+        id: `st_${String(at).padStart(14, '0')}_${String(i).padStart(5, '0')}_${randomUUID().slice(0, 8)}`,
         user_id: userId,
         state,
         created_at: at,
