@@ -1,12 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import type { DistillSpec } from '../../../domain/distill.ts';
-import { stateHash } from '../../../domain/distill.ts';
+import { createDistillation } from '../../../domain/distill-jobs.ts';
 import { MAX_ACTIVE_JOBS_PER_ACCOUNT } from '../../../domain/jobs.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
 import type { WireQuestion } from '../../../systemone/protocol.ts';
-import { templateOf } from '../../../systemone/templates.ts';
 import type { TeachDeps } from '../../teach.ts';
 import { accountOf } from '../examples/route.ts';
 import { TrainingJob } from '../training-jobs/protocol.ts';
@@ -43,63 +41,22 @@ export function registerDistillationJobs(api: Api, deps: TeachDeps): void {
         `teacher: no teacher ${JSON.stringify(body.teacher)} on this server (${known.length > 0 ? `it offers ${known.join(', ')}` : 'the operator has configured none: BRIER_TEACHERS'}; GET /control/v1/teachers)`,
       );
     }
-    const templates = new Map<string, { question: WireQuestion; canonical: string; type: string }>();
-    for (const q of Object.values(body.questions) as WireQuestion[]) {
-      const t = templateOf(q);
-      templates.set(t.id, { question: q, canonical: t.canonical, type: t.type });
-    }
-    const ids = [...templates.keys()];
-    const states =
-      body.source === 'states'
-        ? await deps.distill.states(userId, body.max_states)
-        : await deps.distill.retainedStates(userId, body.max_states);
-    if (states.length < DISTILL_LIMITS.minStates) {
-      throw fail(
-        'BAD_REQUEST',
-        body.source === 'states'
-          ? `source: this account has ${states.length} unlabelled states, at least ${DISTILL_LIMITS.minStates} are needed; upload some (POST /control/v1/states)`
-          : `source: this account has ${states.length} retained requests, at least ${DISTILL_LIMITS.minStates} are needed; turn retention on (PUT /control/v1/retention) or upload states`,
-      );
-    }
-    const have = await deps.distill.labelled(userId, teacher.id, ids);
-    const needing = states.filter((s) => {
-      const h = stateHash(s);
-      return ids.some((id) => !have.get(id)?.has(h));
-    }).length;
-    const budget = body.budget ?? needing;
-    const calls = Math.min(budget, needing);
-    const ms = teacher.stats().msPerCall;
-    const estimate = {
-      teacher: teacher.id,
-      templates: ids.length,
-      states: states.length,
-      already_labelled: states.length - needing,
-      teacher_calls: calls,
-      budget,
-      teacher_questions: calls * ids.length,
-      estimated_seconds:
-        ms === null
-          ? null
-          : Math.round((calls * ms) / 1000 / Math.max(1, Math.min(body.concurrency, teacher.concurrency))),
-    };
-    if (body.dry_run) return c.json({ estimate }, 200);
-    await deps.adapters.checkRoom(userId);
-    await deps.examples.ensureTemplates(
+    const stats = teacher.stats();
+    const { estimate, job } = await createDistillation(deps).start(
       userId,
-      [...templates].map(([templateId, t]) => ({ templateId, type: t.type, question: t.canonical })),
+      { id: teacher.id, concurrency: teacher.concurrency, msPerCall: stats.msPerCall },
+      {
+        questions: Object.values(body.questions) as WireQuestion[],
+        source: body.source,
+        maxStates: body.max_states,
+        budget: body.budget,
+        concurrency: body.concurrency,
+        humanWeight: body.human_weight ?? deps.humanWeight,
+        fallbackThreshold: body.fallback_threshold,
+        dryRun: body.dry_run,
+      },
     );
-    const spec: DistillSpec & { estimate: typeof estimate } = {
-      teacher: teacher.id,
-      questions: Object.fromEntries([...templates].map(([id, t]) => [id, t.canonical])),
-      source: body.source,
-      maxStates: body.max_states,
-      budget,
-      concurrency: body.concurrency,
-      humanWeight: body.human_weight ?? deps.humanWeight,
-      fallbackThreshold: body.fallback_threshold,
-      estimate,
-    };
-    const job = await deps.jobs.enqueue(userId, ids, states.length, { spec });
+    if (!job) return c.json({ estimate }, 200);
     return c.json(wireJob(job, await deps.jobs.outlook(job)), 202);
   });
 }
