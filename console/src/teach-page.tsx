@@ -11,6 +11,7 @@ import {
   type TrainingJob,
   uploadExamples,
 } from './api.ts';
+import { DistillSection } from './distill-section.tsx';
 import {
   type Bin,
   type CsvQuestion,
@@ -252,6 +253,13 @@ function JobRow({ job, onCancel }: { job: TrainingJob; onCancel: (job: TrainingJ
     <li className="job">
       <div className="job-head">
         <strong>{job.status}</strong> <span className="muted">{formatDate(job.created_at)}</span>
+        {job.kind === 'distill' && job.distill ? (
+          <span className="muted">
+            {' '}
+            · distillation from {job.distill.teacher}: {formatNumber(job.teacher_calls)} of{' '}
+            {formatNumber(job.distill.budget)} teacher calls
+          </span>
+        ) : null}
         {outlook ? <span className="muted"> · {outlook}</span> : null}
         {isActive(job.status) ? (
           <button type="button" className="small" onClick={() => onCancel(job)}>
@@ -540,6 +548,8 @@ export function TeachPage() {
       ) : examples ? (
         <p className="empty">No labelled examples yet.</p>
       ) : null}
+
+      <DistillSection onQueued={load} />
 
       <h2>Training</h2>
       <button type="button" onClick={() => void train()} disabled={!examples?.templates.length}>
