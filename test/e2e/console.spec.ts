@@ -583,7 +583,7 @@ test('learn from a bigger model: upload states, see the teacher calls before sta
   });
   await page.getByRole('button', { name: 'Upload states' }).click();
   await expect(page.getByText('Stored 40 unlabelled states; the account has 40.')).toBeVisible();
-  await expect(page.getByLabel('Teacher')).toHaveValue('fixture');
+  await expect(page.getByLabel('Teacher', { exact: true })).toHaveValue('fixture');
   await page.getByLabel('Budget (teacher calls)').fill('30');
   await page.getByRole('button', { name: 'Estimate the calls' }).click();
   await expect(page.getByRole('status')).toContainText('40 states (0 already labelled), 1 templates: 30 teacher calls');
