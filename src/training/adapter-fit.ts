@@ -807,10 +807,11 @@ function fitOnRows(
 
 /**
  * A head fitted on every row of `t` (no hold-out: the caller measures it on rows of its own), for
- * benchmarks' learning curves. Null when there are fewer than 2 classes.
+ * benchmarks' learning curves. Null when there are fewer than 2 classes (hard labels only).
  */
 export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHead | null {
-  if (new Set(t.rows.map((r) => r.label)).size < 2) return null;
+  // Hard labels need two classes; a teacher's distributions (targets) are fitted whatever their argmax.
+  if (new Set(t.rows.map((r) => r.label)).size < 2 && !t.rows.some((r) => r.target)) return null;
   const data = toData(t, options.project);
   const ys = Array.from(data.y);
   const folds = Math.max(2, Math.min(options.maxFolds ?? 5, Math.floor(t.rows.length / 8)));
