@@ -485,6 +485,8 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       .selectFrom('training_job')
       .select(['examples', 'run_ms'])
       .where('status', '=', 'succeeded')
+      // Distillation jobs' runs are mostly the teacher's time: not a measure of reading and fitting.
+      .where('kind', '=', 'adapter')
       .where('run_ms', 'is not', null)
       .where('examples', '>', 0)
       .orderBy('finished_at', 'desc')

@@ -91,6 +91,24 @@ describe('POST /control/v1/distillation-jobs 200 (dry run), 202, 400, 404, 422',
     assert.ok(!JSON.stringify(job).includes('sk-teacher'));
   });
 
+  test("source retained: the states of the account's retained requests", async () => {
+    const fresh = await makeTestApp({ teachers: [TEACHER] });
+    try {
+      assert.equal((await fresh.req('/control/v1/retention', { method: 'PUT', body: { days: 7 } })).status, 200);
+      for (const x of tickets(24)) {
+        const res = await fresh.req('/v1/systemone', { body: { state: x.state, questions: { team: ROUTING } } });
+        assert.equal(res.status, 200);
+      }
+      const dry = await fresh.req('/control/v1/distillation-jobs', {
+        body: { teacher: 'jev', questions: { team: ROUTING }, source: 'retained', dry_run: true },
+      });
+      assert.equal(dry.status, 200);
+      assert.equal((await dry.json()).estimate.states, 24);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('404 naming the teacher field for a teacher the server does not offer', async () => {
     const res = await t.req('/control/v1/distillation-jobs', {
       body: { teacher: 'gpt', questions: { team: ROUTING } },
