@@ -598,6 +598,9 @@ test('learn from a bigger model: upload states, see the teacher calls before sta
     await cp.services.runner.stop();
   }
   await expect(page.getByText('distillation from fixture: 30 of 30 teacher calls')).toBeVisible();
+  const adapter = page.getByRole('article', { name: /^Adapter ft:/ });
+  await expect(adapter.getByRole('table', { name: /Against teacher fixture: \d+ held-out states/ })).toBeVisible();
+  await expect(adapter.getByRole('columnheader', { name: 'Agreement with the teacher' })).toBeVisible();
   await page.screenshot({ path: `${SHOTS}/teach-distill.png`, fullPage: true });
   expect(await page.content()).not.toContain(TEACHER_KEY);
 });
