@@ -35,8 +35,11 @@ export interface Teacher {
   /** Most calls at once. */
   concurrency: number;
   stats(): TeacherStats;
-  /** The teacher's answer to `request`, retried as the file comment says; rejects once `signal` aborts. */
-  ask(request: DecisionRequest, signal?: AbortSignal): Promise<EngineAnswer>;
+  /**
+   * The teacher's answer to `request`, retried as the file comment says (`retries` overrides the
+   * teacher's count: a live request's fallback retries once); rejects once `signal` aborts.
+   */
+  ask(request: DecisionRequest, signal?: AbortSignal, options?: { retries?: number }): Promise<EngineAnswer>;
   close(): Promise<void>;
 }
 
@@ -171,7 +174,12 @@ function createTeacher(config: TeacherConfig, options: TeachersOptions): Teacher
     }
   }
 
-  async function ask(request: DecisionRequest, signal?: AbortSignal): Promise<EngineAnswer> {
+  async function ask(
+    request: DecisionRequest,
+    signal?: AbortSignal,
+    options: { retries?: number } = {},
+  ): Promise<EngineAnswer> {
+    const retries = Math.min(config.retries, options.retries ?? config.retries);
     return run(async () => {
       for (let attempt = 0; ; attempt++) {
         signal?.throwIfAborted();
@@ -185,7 +193,7 @@ function createTeacher(config: TeacherConfig, options: TeachersOptions): Teacher
         } catch (error) {
           if (signal?.aborted) throw signal.reason;
           stats.failedAttempts++;
-          if (attempt >= config.retries || !retryable(error)) {
+          if (attempt >= retries || !retryable(error)) {
             const why = error instanceof Error ? error.message : String(error);
             throw fail(
               isDomainError(error) && error.code === 'BAD_REQUEST' ? 'BAD_REQUEST' : 'OVERLOADED',

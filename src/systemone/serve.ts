@@ -175,7 +175,8 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
       teacherCalls = 1;
       try {
         const asked = unsure.map((i) => wire[i] as WireQuestion);
-        const taught = await teacher.ask(toDecisionRequest(body.state, asked), signal);
+        // A live request: one retry at most (a failed teacher leaves the adapter's answers).
+        const taught = await teacher.ask(toDecisionRequest(body.state, asked), signal, { retries: 1 });
         unsure.forEach((i, j) => {
           answers[ids[i] as string] = {
             ...toWireAnswer(asked[j] as WireQuestion, taught.probabilities[j] ?? []),

@@ -168,7 +168,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
     assert.notEqual(fell.json.answers.again.x_answered_by, 'teacher:fixture');
     assert.equal(teacher.calls() - callsBefore, 1);
     // A teacher that fails (after its retries) leaves the adapter's answer; nothing fails.
-    teacher.failNext(5, 500);
+    teacher.failNext(2, 500);
     const kept = await call('/v1/systemone', {
       body: { model: job.adapter_id, state: 'the app crashes on login', questions: { team: TEAM } },
     });
