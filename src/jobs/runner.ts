@@ -513,8 +513,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
           if (signal.aborted) throw error;
           failed++;
           lastFailure = error instanceof Error ? error.message : String(error);
-          if (failed > Math.max(2, MAX_FAILED_SHARE * asked.length))
+          if (failed > Math.max(2, MAX_FAILED_SHARE * asked.length)) {
+            next = asked.length; // the other workers take no more states
             throw new Error(`the teacher failed on ${failed} states (${lastFailure})`);
+          }
         }
         answered++;
         Object.assign(latest, {

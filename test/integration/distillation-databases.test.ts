@@ -95,3 +95,47 @@ for (const kind of databases()) {
     });
   });
 }
+
+describe('a teacher that keeps failing', () => {
+  test('fails the job, naming the teacher, once more than half of its states failed; nothing is stored', async () => {
+    const teacher = await startTeacherServer({ key: KEY });
+    const t = await makeTestApp({
+      teachers: [
+        {
+          id: 'down',
+          kind: 'systemone',
+          target: teacher.url,
+          upstreamModel: undefined,
+          apiKey: KEY,
+          timeoutMs: 2000,
+          concurrency: 2,
+          retries: 1,
+        },
+      ],
+      teacherOptions: { backoffMs: 1 },
+    });
+    try {
+      await t.req('/control/v1/states', {
+        body: jsonl(tickets(24).map((x) => ({ state: x.state }))),
+        headers: { 'content-type': 'application/jsonl' },
+      });
+      teacher.failNext(1000, 500);
+      const job = await (
+        await t.req('/control/v1/distillation-jobs', { body: { teacher: 'down', questions: { refund: REFUND } } })
+      ).json();
+      assert.equal(await t.runner.runOnce(), true);
+      const failed = await (await t.req(`/control/v1/training-jobs/${job.id}`)).json();
+      assert.equal(failed.status, 'failed');
+      assert.match(
+        failed.message,
+        /failed: the teacher failed on 13 states \(teacher down failed after 2 attempts: upstream answered 500/,
+      );
+      assert.ok(teacher.calls() <= 2 * 14, `no more states asked after the failure (${teacher.calls()} calls)`);
+      assert.deepEqual((await (await t.req('/control/v1/states')).json()).soft_labels, []);
+      assert.equal((await (await t.req('/control/v1/adapters')).json()).data.length, 0);
+    } finally {
+      await t.close();
+      await teacher.close();
+    }
+  });
+});
