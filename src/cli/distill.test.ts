@@ -55,8 +55,9 @@ describe('brier distill (CLI)', () => {
     const user = await createAccountService(db).ensure('cli-distill@example.com');
     const [job] = await createJobQueue(db).list(user.id);
     await db.close();
-    assert.equal(job?.kind, 'distill');
-    assert.equal((job?.spec as { fallbackThreshold: number }).fallbackThreshold, 0.4);
+    assert.ok(job);
+    assert.equal(job.kind, 'distill');
+    assert.equal((job.spec as { fallbackThreshold: number }).fallbackThreshold, 0.4);
     assert.ok(![...teachers.out, ...dry.out, ...started.out].join('').includes('sk-cli-teacher'));
   });
 
