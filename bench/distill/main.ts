@@ -312,7 +312,7 @@ for (const name of sets) {
         teacherP50: Math.round(teacherSpeed.p50 * 10) / 10,
         teacherConcurrency: teacherSpeed.concurrency,
         adapterMsPerRequest: adapterMs,
-        ratio: Math.round((teacherSpeed.msPerCall / adapterMs.mean) * 10) / 10,
+        ratio: Math.round((teacherSpeed.msPerCall / adapterMs.mean) * 100) / 100,
         load: load(),
       };
       speed.push(row);
