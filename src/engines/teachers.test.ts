@@ -90,3 +90,53 @@ describe('teachers (a System One teacher on loopback)', () => {
     await slow.close();
   });
 });
+
+describe('teachers: an OpenAI-compatible completions server (the vLLM-shaped fixture on a tiny GGUF)', () => {
+  test('answers distributions read from its log-probabilities, with the key held here', async () => {
+    const { existsSync } = await import('node:fs');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join, resolve } = await import('node:path');
+    const { startCompletionsServer } = await import('../../test/fixtures/completions-server.ts');
+    const { writeTinyGguf } = await import('../../test/fixtures/tiny-gguf.ts');
+    const shared = resolve(import.meta.dirname, '../../../shared/models/stories260K.gguf');
+    const tmp = await mkdtemp(join(tmpdir(), 'brier-teacher-openai-'));
+    const server = await startCompletionsServer({
+      modelPath: existsSync(shared) ? shared : await writeTinyGguf(join(tmp, 'tiny.gguf')),
+      apiKey: KEY,
+    });
+    const teachers = createTeachers([
+      {
+        id: 'vllm',
+        kind: 'openai',
+        target: server.url,
+        upstreamModel: undefined,
+        apiKey: KEY,
+        timeoutMs: 60_000,
+        concurrency: 1,
+        retries: 0,
+      },
+    ]);
+    try {
+      const t = teachers.get('vllm');
+      assert.ok(t);
+      assert.equal(t.kind, 'openai');
+      const a = await t.ask(
+        toDecisionRequest('Once upon a time there was a cat.', [
+          { type: 'noul', instructions: 'Is there a cat?' },
+          { type: 'choice', instructions: 'Which animal?', criteria: { cat: null, dog: null } },
+        ]),
+      );
+      assert.equal(a.probabilities.length, 2);
+      for (const p of a.probabilities) {
+        assert.equal(p.length, 2);
+        assert.ok(Math.abs(p.reduce((x, y) => x + y, 0) - 1) < 1e-9);
+      }
+      assert.equal(t.stats().calls, 1);
+    } finally {
+      await teachers.close();
+      await server.close();
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});
