@@ -6,6 +6,7 @@
 
 import { runModelsCommand } from './catalog/cli.ts';
 import { runCalibrateCommand } from './cli/calibrate.ts';
+import { runDistillCommand } from './cli/distill.ts';
 import { runExamplesCommand } from './cli/examples.ts';
 import { runJobsCommand } from './cli/jobs.ts';
 import { runKeysCommand } from './cli/keys.ts';
@@ -19,6 +20,10 @@ const USAGE = `usage: npm run brier -- <command>
   examples list --email <email>                 the account's question templates and example counts
   jobs list --email <email>                     the account's training jobs (status, progress, queue position)
   jobs cancel --email <email> --id <job id>     cancel a queued or running training job
+  distill teachers                              the teachers this server offers (BRIER_TEACHERS)
+  distill states --email <email> <file.jsonl>   store unlabelled states for a teacher to label
+  distill start --email <email> --teacher <id> --questions <file.json> [--dry-run] [--budget <calls>] ...
+                                                queue a distillation job (see docs: Learn from a bigger model)
   models list                                   the model catalog
   models pull <name>                            download a catalog model (resumable, verified)
   models calibrate [--model SPEC] [--per-set N] fit a GGUF or upstream model's calibration on the shipped set (before/after)`;
@@ -34,6 +39,11 @@ async function run(): Promise<number> {
       });
     case 'examples':
       return runExamplesCommand(rest, loadConfig(), {
+        stdout: (l) => console.log(l),
+        stderr: (l) => console.error(l),
+      });
+    case 'distill':
+      return runDistillCommand(rest, loadConfig(), {
         stdout: (l) => console.log(l),
         stderr: (l) => console.error(l),
       });

@@ -21,6 +21,7 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Probabilities and calibration', link: '/guide/probabilities' },
       { text: 'Errors and limits', link: '/guide/errors' },
       { text: 'Teach Brier your task', link: '/guide/teach-your-task' },
+      { text: 'Learn from a bigger model', link: '/guide/distillation' },
     ],
   },
   {

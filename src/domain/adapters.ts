@@ -21,6 +21,16 @@ export interface StoredAdapter {
   /** The job's per-template report (JSON). */
   report: string;
   createdAt: number;
+  /** Distilled adapters: the teacher they learnt from. */
+  teacher: string | null;
+  /** Opt-in fallback to the teacher: answers under `threshold` confidence go to it. */
+  fallback: AdapterFallback | null;
+}
+
+export interface AdapterFallback {
+  teacher: string;
+  /** 0..1: an answer of the adapter whose confidence is below it is asked of the teacher instead. */
+  threshold: number;
 }
 
 export function createAdapterStore(db: Db, options: { now?: () => number } = {}) {
@@ -33,6 +43,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     artifact: string;
     report: string;
     created_at: number | string;
+    teacher?: string | null;
+    fallback?: string | null;
   }): StoredAdapter {
     return {
       id: r.id,
@@ -41,6 +53,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       artifact: r.artifact,
       report: r.report,
       createdAt: toMs(r.created_at) ?? 0,
+      teacher: r.teacher ?? null,
+      fallback: r.fallback ? (JSON.parse(r.fallback) as AdapterFallback) : null,
     };
   }
 
@@ -66,7 +80,14 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
   /** Stores an adapter; `executor`: a transaction to store it in (the one that ends its job). */
   async function create(
     userId: string,
-    adapter: { base: string; jobId: string; artifact: string; report: string },
+    adapter: {
+      base: string;
+      jobId: string;
+      artifact: string;
+      report: string;
+      teacher?: string | null;
+      fallback?: AdapterFallback | null;
+    },
     executor: Kysely<Database> = db.kysely,
   ): Promise<StoredAdapter> {
     const row = {
@@ -77,6 +98,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       artifact: adapter.artifact,
       report: adapter.report,
       created_at: now(),
+      teacher: adapter.teacher ?? null,
+      fallback: adapter.fallback ? JSON.stringify(adapter.fallback) : null,
     };
     await executor.insertInto('adapter').values(row).execute();
     return toAdapter(row);
@@ -112,7 +135,18 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(r.numDeletedRows) > 0;
   }
 
-  return { create, find, list, remove, count, checkRoom };
+  /** Sets or clears an adapter's fallback to its teacher; false when the account has no such adapter. */
+  async function setFallback(userId: string, id: string, fallback: AdapterFallback | null): Promise<boolean> {
+    const r = await db.kysely
+      .updateTable('adapter')
+      .set({ fallback: fallback ? JSON.stringify(fallback) : null })
+      .where('user_id', '=', userId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  return { create, find, list, remove, count, checkRoom, setFallback };
 }
 
 export type AdapterStore = ReturnType<typeof createAdapterStore>;
