@@ -19,6 +19,8 @@ import { createRetention } from './domain/retention.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
 import { createUsedLinks } from './domain/verification-links.ts';
+import type { UncalibratedPolicy } from './engines/calibrated.ts';
+import { calibrationDir } from './engines/create.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
 import { createTeachers, type TeachersOptions } from './engines/teachers.ts';
@@ -102,6 +104,8 @@ export interface ServiceOptions {
   teacherOptions?: TeachersOptions | undefined;
   /** CPU threads (GGUF teachers use them too). */
   threads?: number | undefined;
+  /** BRIER_UNCALIBRATED: teachers read their calibration files (in BRIER_DATA_DIR) as BRIER_MODEL does. */
+  uncalibrated?: UncalibratedPolicy | undefined;
 }
 
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
@@ -198,6 +202,15 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   // Distillation (issue 34): the configured teachers, unlabelled states and soft labels.
   const teachers = createTeachers(options.teachers ?? [], {
     gguf: { threads: options.threads },
+    // Teachers are calibrated as BRIER_MODEL is (src/engines/calibrated.ts): none teaches raw by default.
+    ...(options.dataDir
+      ? {
+          calibration: {
+            dir: calibrationDir({ dataDir: options.dataDir }),
+            uncalibrated: options.uncalibrated ?? 'shrink',
+          },
+        }
+      : {}),
     ...options.teacherOptions,
   });
   const distill = createDistillStore(db);

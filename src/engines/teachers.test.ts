@@ -43,6 +43,45 @@ describe('teachers (a System One teacher on loopback)', () => {
     await teachers.close();
   });
 
+  test('teaches through its calibration: shrunk toward uniform without a file, the fitted map with one', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { calibrationPath, MODEL_CALIBRATION_FORMAT, serverCalibrationKey } = await import('./calibrated.ts');
+    const dir = await mkdtemp(join(tmpdir(), 'brier-teacher-cal-'));
+    try {
+      const raw = createTeachers([config()]);
+      const [p] = (await raw.get('t1')?.ask(request))?.probabilities ?? [];
+      await raw.close();
+      const shrunk = createTeachers([config()], { calibration: { dir, uncalibrated: 'shrink' } });
+      const [q] = (await shrunk.get('t1')?.ask(request))?.probabilities ?? [];
+      await shrunk.close();
+      assert.ok(p && q);
+      for (const [i, v] of p.entries()) {
+        assert.ok(Math.abs((q[i] ?? 0) - (0.5 * v + 0.5 / p.length)) < 1e-9, `option ${i}`);
+      }
+      const key = serverCalibrationKey('upstream', server.url, '');
+      const uniformChoice = { temperature: 1, alpha: 1, alpha_floor: 1 };
+      await writeFile(
+        calibrationPath(dir, key),
+        JSON.stringify({
+          format: MODEL_CALIBRATION_FORMAT,
+          model: { key, name: server.url },
+          fitted_at: '2026-11-28T00:00:00.000Z',
+          data: { source: 'shipped', name: 'set', sha256: 'b'.repeat(64), rows: 3 },
+          types: { noul: uniformChoice, choice: uniformChoice, score: uniformChoice },
+          report: [],
+        }),
+      );
+      const fitted = createTeachers([config()], { calibration: { dir, uncalibrated: 'shrink' } });
+      const [r] = (await fitted.get('t1')?.ask(request))?.probabilities ?? [];
+      await fitted.close();
+      assert.deepEqual(r, [0.5, 0.5], 'the fitted map (alpha 1: uniform) is what it teaches');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("retries the teacher's 429s, 5xx and timeouts with backoff, then answers", async () => {
     const teachers = createTeachers([config({ timeoutMs: 300 })], { backoffMs: 5 });
     const t = teachers.get('t1');

@@ -12,6 +12,12 @@
  */
 import type { TeacherConfig, TeacherKind } from '../config.ts';
 import { fail, isDomainError } from '../lib/errors.ts';
+import {
+  ggufCalibrationKey,
+  serverCalibrationKey,
+  type UncalibratedPolicy,
+  withModelCalibration,
+} from './calibrated.ts';
 import type { DecisionEngine, EngineAnswer } from './engine.ts';
 import type { DecisionRequest } from './request.ts';
 
@@ -50,10 +56,32 @@ export interface TeachersOptions {
   gguf?: { threads?: number | undefined; contextSize?: number | undefined };
   /** Base of the retry backoff (ms, default 250). */
   backoffMs?: number;
+  /**
+   * Where teachers' calibration files are read (`brier models calibrate` writes them, keyed as for
+   * BRIER_MODEL) and what an uncalibrated teacher's answers become: no teacher teaches raw
+   * probabilities unless the operator chose `raw`. Absent (tests): answers as the engine gives them.
+   */
+  calibration?: { dir: string; uncalibrated: UncalibratedPolicy } | undefined;
 }
 
 /** The engine factories of src/engines, by teacher kind (imported lazily, as createEngine does). */
-async function defaultBuild(config: TeacherConfig, gguf: TeachersOptions['gguf']): Promise<DecisionEngine> {
+async function defaultBuild(config: TeacherConfig, options: TeachersOptions): Promise<DecisionEngine> {
+  const engine = await buildRaw(config, options.gguf);
+  if (!options.calibration) return engine;
+  const { dir, uncalibrated } = options.calibration;
+  const key =
+    config.kind === 'gguf'
+      ? () => ggufCalibrationKey(config.target, dir)
+      : async () =>
+          serverCalibrationKey(
+            config.kind === 'openai' ? 'openai' : 'upstream',
+            config.target,
+            config.upstreamModel ?? '',
+          );
+  return withModelCalibration(engine, { dir, key, uncalibrated });
+}
+
+async function buildRaw(config: TeacherConfig, gguf: TeachersOptions['gguf']): Promise<DecisionEngine> {
   switch (config.kind) {
     case 'systemone': {
       const { createUpstreamEngine } = await import('./upstream/system-one.ts');
@@ -140,7 +168,7 @@ function slots(n: number) {
 }
 
 function createTeacher(config: TeacherConfig, options: TeachersOptions): Teacher {
-  const build = options.build ?? ((c: TeacherConfig) => defaultBuild(c, options.gguf));
+  const build = options.build ?? ((c: TeacherConfig) => defaultBuild(c, options));
   const backoff = options.backoffMs ?? 250;
   const run = slots(config.concurrency);
   let engine: Promise<DecisionEngine> | null = null;
