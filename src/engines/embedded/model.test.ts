@@ -48,7 +48,12 @@ describe('the committed model: familiarity blend', () => {
       const jump = Math.abs((b?.probabilities[1] ?? 0) - (a?.probabilities[1] ?? 0));
       assert.ok(jump < 0.25, `no jump between cosines ${cosines[i - 1]} and ${cosines[i]}: ${jump}`);
     }
-    assert.ok((answers.at(-1)?.seenWeight ?? 1) < 0.01, 'far from the task: answered as unseen');
+    const { center, width } = model.calibration.familiarity;
+    const far = ask(atCosine(spam.instruction, center - 5 * width));
+    assert.ok(
+      far.seenWeight < 0.01,
+      `far from the task (five widths under the fitted center): answered as unseen, ${far.seenWeight}`,
+    );
     assert.equal(
       familiarityWeight(model.calibration.familiarity.center, model.calibration.familiarity),
       0.5,
