@@ -48,6 +48,29 @@ describe('namedOption', () => {
     assert.equal(namedOption('Is it about sports or world news?', topics), null);
     assert.equal(namedOption('Is it about something other than that?', topics), null);
   });
+  it('finds an option by its whole description, however long, and not by a part of it', () => {
+    const questionTypes: DecisionQuestion = {
+      type: 'choice',
+      instructions: 'What does the question ask for?',
+      options: [
+        { label: 'NUM', description: 'a number, date, amount, distance, price...' },
+        { label: 'HUM', description: 'a person, group or organization' },
+        { label: 'LOC', description: 'a place' },
+      ],
+    };
+    assert.equal(namedOption('Is this about a number, date, amount, distance, price...?', questionTypes), 0);
+    assert.equal(namedOption('Is this about a person, group or organization?', questionTypes), 1);
+    assert.equal(namedOption('Is this about a person?', questionTypes), null);
+    const relatedness: DecisionQuestion = {
+      type: 'score',
+      instructions: 'How related are the two sentences?',
+      options: ['1 - unrelated', '3 - somewhat related', '5 - very closely related / same meaning'].map((d, i) => ({
+        label: String(i),
+        description: d,
+      })),
+    };
+    assert.equal(namedOption('Is it at least 5 - very closely related / same meaning?', relatedness), 2);
+  });
 });
 
 describe('linkQuestions + reconcile', () => {

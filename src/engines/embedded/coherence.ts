@@ -23,7 +23,8 @@ function normalizeWords(text: string): string {
 
 /**
  * The phrases that name an option: a choice option's readable label, and any option's description
- * when it is short (a score level's text; a score's labels are level numbers, not names).
+ * (a score level's text; a score's labels are level numbers, not names). A description names its
+ * option only where the question quotes it whole, so a long one is as safe as a short one.
  */
 function phrases(type: DecisionQuestion['type'], label: string, description: string | null): string[] {
   const out: string[] = [];
@@ -31,7 +32,7 @@ function phrases(type: DecisionQuestion['type'], label: string, description: str
   if (type === 'choice' && name.trim().length >= 2 && !GENERIC.has(name.trim())) out.push(name);
   if (description) {
     const d = normalizeWords(description);
-    if (d.trim().split(' ').length <= 4 && !GENERIC.has(d.trim())) out.push(d);
+    if (d.trim().length >= 2 && !GENERIC.has(d.trim())) out.push(d);
   }
   return out;
 }
