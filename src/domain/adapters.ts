@@ -53,6 +53,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(n);
   }
 
+  let changes = 0;
+
   /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters (`executor`: in a transaction). */
   async function checkRoom(userId: string, executor: Kysely<Database> = db.kysely): Promise<void> {
     if ((await count(userId, executor)) >= MAX_ADAPTERS_PER_ACCOUNT) {
@@ -79,6 +81,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       created_at: now(),
     };
     await executor.insertInto('adapter').values(row).execute();
+    changes++;
     return toAdapter(row);
   }
 
@@ -109,10 +112,14 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       .where('user_id', '=', userId)
       .where('id', '=', id)
       .executeTakeFirst();
+    changes++;
     return Number(r.numDeletedRows) > 0;
   }
 
-  return { create, find, list, remove, count, checkRoom };
+  /** Counts the adapters this process stored or deleted: readers' caches compare it (src/systemone/adapters.ts). */
+  const generation = () => changes;
+
+  return { create, find, list, remove, count, checkRoom, generation };
 }
 
 export type AdapterStore = ReturnType<typeof createAdapterStore>;
