@@ -11,8 +11,16 @@ export interface FakeEngineOptions {
 
 /** Words, as this engine's tokenizer counts them. */
 function words(text: string | null): number {
-  return text ? text.split(/\s+/).filter(Boolean).length : 0;
+  if (!text) return 0;
+  // countTokens and answer both count the same state: the last one is remembered.
+  if (text === lastText) return lastWords;
+  const n = text.split(/\s+/).filter(Boolean).length;
+  lastText = text;
+  lastWords = n;
+  return n;
 }
+let lastText = '';
+let lastWords = 0;
 
 function questionTokens(q: DecisionQuestion): number {
   return words(q.instructions) + q.options.reduce((n, o) => n + 1 + words(o.description), 0);
@@ -55,13 +63,13 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
         });
       }
       signal.throwIfAborted();
+      // The state's part of every option's hash, hashed once and copied per option.
+      const stateHash = createHash('sha256').update(`${request.state.text}\u0000`);
       const probabilities = request.questions.map((q) => {
         // Tests of abstention: instructions starting with "abstain:" get the uniform answer.
         if (q.instructions?.startsWith('abstain:')) return q.options.map(() => 1 / q.options.length);
         const logits = q.options.map((o) => {
-          const h = createHash('sha256')
-            .update(`${request.state.text}\u0000${q.instructions}\u0000${o.label}\u0000${o.description}`)
-            .digest();
+          const h = stateHash.copy().update(`${q.instructions}\u0000${o.label}\u0000${o.description}`).digest();
           return (h.readUInt32BE(0) / 0xffffffff) * 4 - 2;
         });
         const max = Math.max(...logits);
