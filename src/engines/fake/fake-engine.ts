@@ -11,16 +11,19 @@ export interface FakeEngineOptions {
 
 /** Words, as this engine's tokenizer counts them. */
 function words(text: string | null): number {
-  if (!text) return 0;
-  // countTokens and answer both count the same state: the last one is remembered.
-  if (text === lastText) return lastWords;
-  const n = text.split(/\s+/).filter(Boolean).length;
-  lastText = text;
-  lastWords = n;
-  return n;
+  return text ? text.split(/\s+/).filter(Boolean).length : 0;
 }
-let lastText = '';
-let lastWords = 0;
+
+/** words() of a state: countTokens and answer both count the same one, so the last is remembered. */
+function stateWords(text: string | null): number {
+  if (text !== lastState) {
+    lastState = text;
+    lastStateWords = words(text);
+  }
+  return lastStateWords;
+}
+let lastState: string | null = null;
+let lastStateWords = 0;
 
 function questionTokens(q: DecisionQuestion): number {
   return words(q.instructions) + q.options.reduce((n, o) => n + 1 + words(o.description), 0);
@@ -46,7 +49,7 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
     },
     ready: () => loaded,
     async countTokens(request: DecisionRequest) {
-      return { state: words(request.state.text), questions: request.questions.map(questionTokens) };
+      return { state: stateWords(request.state.text), questions: request.questions.map(questionTokens) };
     },
     async answer(request: DecisionRequest, signal: AbortSignal) {
       if (options.delayMs) {
@@ -77,7 +80,7 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
         const sum = e.reduce((a, b) => a + b, 0);
         return e.map((x) => x / sum);
       });
-      const state = words(request.state.text);
+      const state = stateWords(request.state.text);
       const qs = request.questions.map(questionTokens);
       return {
         probabilities,
