@@ -23,6 +23,7 @@ import path from 'node:path';
 import { renderStatePrompt } from '../../src/engines/gguf/prompt.ts';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../../test/server.ts';
 import { baselineWorktree } from '../baseline.ts';
+import { type Limit, measureLimit, requestArithmetic, secondsAtLimit } from '../limit/limit.ts';
 import { closedLoop, type LoadResult, openLoop, type Shot } from './load.ts';
 
 const only = (() => {
@@ -299,6 +300,8 @@ interface EnginePlan {
   reps: number;
   overloadMs: number;
   repeatState: boolean;
+  /** The embedded engine's arithmetic limit (printed as achieved fractions). */
+  limit?: Limit;
 }
 
 let stateSeq = 0;
@@ -404,9 +407,53 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
     const misses = metric(m, 'brier_cache_lookups_total', `cache="${cacheName}",result="miss"`);
     out.cache = { hits, misses };
     line('cache hits / misses over the run (from /metrics)', `${hits} / ${misses}`);
+    const rss = residentBytes(m);
+    out.residentMiB = rss / 2 ** 20;
+    line('server memory (resident, after the run)', `${fmt(rss / 2 ** 20, 0)} MiB`);
+    if (plan.limit) out.limit = arithmeticLines(plan.limit, rows);
     save();
     if (extra) await extra(s, key);
   });
+}
+
+/** prom-client's resident memory gauge (it has no labels). */
+function residentBytes(text: string): number {
+  const l = text.split('\n').find((x) => x.startsWith('brier_process_resident_memory_bytes '));
+  return l ? Number(l.slice(l.lastIndexOf(' ') + 1)) : Number.NaN;
+}
+
+/**
+ * The embedded rows as fractions of the arithmetic limit: the FLOPs of a request's state in both
+ * encoders (question texts are cached on a steady server), over the time those FLOPs take at the
+ * measured per-core matrix-multiply speed on every core.
+ */
+function arithmeticLines(limit: Limit, rows: [string, LoadResult][]) {
+  const count = requestArithmetic(limit);
+  const sample = Array.from({ length: 12 }, (_, i) => {
+    const body = JSON.parse(decide('-', state(1000 + i), MIX[i % 3] ?? 1).body ?? '{}');
+    return count(body.state, body.questions);
+  });
+  const mean = (f: (a: (typeof sample)[number]) => number) => sample.reduce((a, x) => a + f(x), 0) / sample.length;
+  const useG = mean((a) => a.useFlops) / 1e9;
+  const miniG = mean((a) => a.minilmFlops) / 1e9;
+  const atLimitMs = mean((a) => secondsAtLimit(limit, a)) * 1000;
+  const c1 = rows.find(([n]) => n === 'concurrency 1')?.[1];
+  const peak = Math.max(...rows.filter(([n]) => n.startsWith('concurrency')).map(([, r]) => r.throughput));
+  const c1Fraction = c1 ? atLimitMs / c1.p50 : Number.NaN;
+  const peakFraction = (peak * atLimitMs) / 1000;
+  console.log('');
+  line(
+    'arithmetic of a request (state windows; questions cached)',
+    `USE-lite ${fmt(useG, 2)} GFLOP (${sample[0]?.useWindows.length} windows), MiniLM ${fmt(miniG, 2)} GFLOP (${sample[0]?.minilmWindows.length} windows)`,
+  );
+  line(
+    'limit: f32 MatMul per core, onnxruntime (USE / MiniLM shape)',
+    `${fmt(limit.perCoreGflops.use)} / ${fmt(limit.perCoreGflops.minilm)} GFLOP/s; TF.js ${limit.tfjsBackend}: ${fmt(limit.tfjsGflops)}`,
+  );
+  line(`time of that arithmetic at the limit on ${limit.cores} cores`, `${fmt(atLimitMs)} ms a request`);
+  line('achieved at concurrency 1 (limit time / p50)', fmt(c1Fraction, 2));
+  line('achieved at peak throughput (req/s x limit time / 1 s)', `${fmt(peakFraction, 2)} (${fmt(peak, 2)} req/s)`);
+  return { useGflop: useG, minilmGflop: miniG, atLimitMs, c1Fraction, peakFraction, limit };
 }
 
 // ---------------------------------------------------------------- GGUF model and direct baseline
@@ -542,11 +589,23 @@ save();
 
 if (wants('gateway')) await gateway();
 
+let limit: Limit | undefined;
 for (const [name, parallelism] of [
   ['embedded', '4'],
   ['embedded-serial', '1'],
 ] as const) {
   if (!wants(name)) continue;
+  if (!limit) {
+    console.log("\n== arithmetic limit (matrix-multiply microbenchmarks on the encoders' shapes) ==");
+    limit = await measureLimit();
+    for (const r of limit.microbenchmarks) {
+      console.log(
+        `  ${r.runtime.padEnd(30)} threads ${r.threads}  [${r.shape.m}x${r.shape.k}]x[${r.shape.k}x${r.shape.n}]  ${fmt(r.gflops)} GFLOP/s`,
+      );
+    }
+    report.limit = limit;
+    save();
+  }
   const modelDir = path.join(ROOT, 'models', 'brier-lite', 'weights.json');
   if (!existsSync(modelDir)) skip(name, `${modelDir} is missing (npm run train)`);
   else
@@ -562,6 +621,7 @@ for (const [name, parallelism] of [
       reps: 7,
       overloadMs: 15_000,
       repeatState: true,
+      limit,
     });
 }
 
