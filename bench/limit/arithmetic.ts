@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { MINILM_DIR } from '../../src/engines/embedded/minilm.ts';
-import { readOnnxGraph } from './onnx.ts';
+import { readOnnxGraph } from '../../src/engines/embedded/onnx-proto.ts';
 
 export interface EncoderArithmetic {
   name: string;

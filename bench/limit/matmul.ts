@@ -6,7 +6,7 @@
  * (interference from other processes only slows a round down).
  */
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { matMulModel } from './onnx.ts';
+import { matMulModel } from '../../src/engines/embedded/onnx-proto.ts';
 
 export interface MatMulShape {
   m: number;

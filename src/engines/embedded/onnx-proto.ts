@@ -1,6 +1,8 @@
 /**
- * Just enough of the ONNX protobuf format to count a graph's arithmetic (read) and to build a
- * one-node model for a matrix-multiply microbenchmark (write). Field numbers from onnx/onnx.proto.
+ * Just enough of the ONNX protobuf format (field numbers from onnx/onnx.proto) to read a graph's
+ * nodes and weight shapes (bench:latency counts its arithmetic) and to write models: USE-lite
+ * converted from its TF.js weights (use-onnx.ts) and one-node models for the matrix-multiply
+ * microbenchmark.
  */
 
 // ---------------------------------------------------------------- reading
@@ -104,7 +106,8 @@ function packedVarints(v: bigint | Uint8Array): Uint8Array {
 // ---------------------------------------------------------------- writing
 
 function varintBytes(x: number | bigint): number[] {
-  let v = BigInt(x);
+  // negative numbers as 64-bit two's complement, as protobuf encodes int64
+  let v = BigInt.asUintN(64, BigInt(x));
   const out: number[] = [];
   do {
     let b = Number(v & 0x7fn);
@@ -132,14 +135,73 @@ const bfield = (no: number, bytes: Uint8Array | string): Part => {
   return concat([varintBytes((no << 3) | 2), varintBytes(b.length), b]);
 };
 
+export type Attribute = { name: string } & ({ int: number } | { float: number } | { ints: number[] });
+
+function attribute(a: Attribute): Uint8Array {
+  if ('int' in a) return concat([bfield(1, a.name), vfield(20, 2), vfield(3, a.int)]);
+  if ('float' in a) {
+    const f = new Uint8Array(new Float32Array([a.float]).buffer);
+    return concat([bfield(1, a.name), vfield(20, 1), [(2 << 3) | 5], f]);
+  }
+  return concat([bfield(1, a.name), vfield(20, 7), ...a.ints.map((i) => vfield(8, i))]);
+}
+
+export interface GraphSpec {
+  nodes: { op: string; inputs: string[]; outputs: string[]; attributes?: Attribute[] }[];
+  initializers: { name: string; dims: number[]; data: Float32Array | Int32Array | BigInt64Array | Int8Array }[];
+  /** Inputs and outputs: name, element type, shape (a string is a symbolic dimension). */
+  inputs: { name: string; elem: number; shape: (number | string)[] }[];
+  outputs: { name: string; elem: number; shape: (number | string)[] }[];
+  opset: number;
+}
+
+/** A model (ModelProto bytes) of one graph. */
+export function writeModel(spec: GraphSpec): Uint8Array {
+  const parts: Part[] = [];
+  spec.nodes.forEach((n, i) => {
+    parts.push(
+      bfield(
+        1,
+        concat([
+          ...n.inputs.map((x) => bfield(1, x)),
+          ...n.outputs.map((x) => bfield(2, x)),
+          bfield(3, `n${i}`),
+          bfield(4, n.op),
+          ...(n.attributes ?? []).map((a) => bfield(5, attribute(a))),
+        ]),
+      ),
+    );
+  });
+  parts.push(bfield(2, 'graph'));
+  for (const t of spec.initializers) {
+    const elem =
+      t.data instanceof Float32Array
+        ? ONNX_FLOAT
+        : t.data instanceof Int32Array
+          ? ONNX_INT32
+          : t.data instanceof BigInt64Array
+            ? ONNX_INT64
+            : ONNX_INT8;
+    const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    parts.push(
+      bfield(5, concat([...t.dims.map((d) => vfield(1, d)), vfield(2, elem), bfield(8, t.name), bfield(9, bytes)])),
+    );
+  }
+  for (const v of spec.inputs) parts.push(bfield(11, valueInfo(v.name, v.elem, v.shape)));
+  for (const v of spec.outputs) parts.push(bfield(12, valueInfo(v.name, v.elem, v.shape)));
+  const opset = concat([bfield(1, ''), vfield(2, spec.opset)]);
+  return concat([vfield(1, 8), bfield(8, opset), bfield(7, concat(parts))]);
+}
+
 /** ONNX element types used here. */
 export const ONNX_FLOAT = 1;
 export const ONNX_UINT8 = 2;
 export const ONNX_INT8 = 3;
 export const ONNX_INT32 = 6;
+export const ONNX_INT64 = 7;
 
-function valueInfo(name: string, elem: number, shape: number[]): Uint8Array {
-  const dims = shape.map((d) => bfield(1, concat([vfield(1, d)])));
+function valueInfo(name: string, elem: number, shape: (number | string)[]): Uint8Array {
+  const dims = shape.map((d) => bfield(1, concat([typeof d === 'number' ? vfield(1, d) : bfield(2, d)])));
   const tensorType = concat([vfield(1, elem), bfield(2, concat(dims))]);
   return concat([bfield(1, name), bfield(2, concat([bfield(1, tensorType)]))]);
 }
