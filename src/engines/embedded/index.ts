@@ -1,6 +1,6 @@
 /**
  * brier-lite: the embedded default decision engine. Runs anywhere Node runs: no download, no GPU.
- * USE-lite (TF.js WASM) embeds the state, the instructions and the options in worker threads; a
+ * USE-lite (onnxruntime, converted from its TF.js graph) embeds the state, the instructions and the options in worker threads; a
  * small head trained by src/training (models/brier-lite) turns them into calibrated
  * probabilities. See models/brier-lite/MODEL_CARD.md for what it can and cannot do.
  */
@@ -54,6 +54,8 @@ export interface EmbeddedEngineOptions {
   modelDir?: string;
   /** Encoder worker threads (one core each). Default 2. */
   threads?: number;
+  /** USE-lite's runtime in those workers: 'onnx' (default, use-onnx.ts) or 'tfjs' (TF.js WASM). */
+  encoderRuntime?: 'onnx' | 'tfjs' | undefined;
   /** Short-lived embedding cache: entries (default 20,000, ~40 MiB) and time to live (default 10 min). */
   cacheEntries?: number;
   cacheTtlMs?: number;
@@ -108,7 +110,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     loading ??= (async () => {
       const loaded = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
       model = loaded;
-      encoder = options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
+      encoder =
+        options.encoder ?? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
       if (loaded.zeroShot) {
         miniLm = options.miniLm ?? createMiniLm({ threads: options.miniLmThreads ?? 1 });
         miniEmbedder = createEmbedder({

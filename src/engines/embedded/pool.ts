@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { UseRuntime } from './encoder-worker.ts';
 
 export const EMBEDDING_DIM = 512;
 
@@ -13,8 +14,10 @@ export interface TextEncoder {
 }
 
 export interface EncoderPoolOptions {
-  /** Worker threads, each one TF.js WASM encoder on one core. Default 2. */
+  /** Worker threads, each one encoder on one core. Default 2. */
   threads?: number;
+  /** USE-lite's runtime in the workers (encoder-worker.ts): 'onnx' (default) or 'tfjs'. */
+  runtime?: UseRuntime;
 }
 
 interface Pending {
@@ -39,7 +42,9 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
   let closed = false;
   const slots: Slot[] = [];
   for (let i = 0; i < threads; i++) {
-    const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url), {
+      workerData: { runtime: options.runtime ?? 'onnx' },
+    });
     worker.unref();
     const pending = new Map<number, Pending>();
     let readyResolve: () => void = () => {};
