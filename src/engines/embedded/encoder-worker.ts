@@ -1,7 +1,9 @@
 /**
- * One USE-lite encoder in a worker thread, on one core. Messages in: `{ id, texts }`; out:
- * `{ id, vectors }` (a Float32Array of texts.length x 512, transferred) or `{ id, error }`. Requests
- * are processed one at a time, in arrival order.
+ * One encoder in a worker thread, on one core: USE-lite, or (workerData.model 'minilm') MiniLM
+ * (minilm.ts, one onnxruntime thread). Messages in: `{ id, texts }`; out: `{ id, vectors }` (a
+ * Float32Array of texts.length x the encoder's dimension, transferred) or `{ id, error }`. Requests
+ * are processed one at a time, in arrival order. onnxruntime-node runs a session synchronously on
+ * the calling thread: here that is this worker, never the server's event loop.
  *
  * Runtime (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts on
  * onnxruntime's native kernels, one intra-op thread; 'tfjs' runs the package's TF.js graph on the
@@ -16,12 +18,15 @@ interface Job {
 }
 
 export type UseRuntime = 'onnx' | 'tfjs';
+export type WorkerModel = 'use' | 'minilm';
 
-const DIM = 512;
+const data = workerData as { runtime?: UseRuntime; model?: WorkerModel } | undefined;
+const model: WorkerModel = data?.model ?? 'use';
+const DIM = model === 'minilm' ? 384 : 512;
 const BATCH = 32;
 const port = parentPort;
 if (!port) throw new Error('encoder-worker must run in a worker thread');
-const runtime: UseRuntime = (workerData as { runtime?: UseRuntime } | undefined)?.runtime ?? 'onnx';
+const runtime: UseRuntime = data?.runtime ?? 'onnx';
 
 type Embed = (texts: string[]) => Promise<Float32Array[]>;
 
@@ -69,7 +74,14 @@ async function tfjsEncoder(): Promise<Embed> {
   };
 }
 
-const encoderPromise = runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder();
+async function miniLmEncoder(): Promise<Embed> {
+  const { createMiniLm } = await import('./minilm.ts');
+  const { encoder } = createMiniLm({ threads: 1 });
+  await encoder.embed(['warm up']);
+  return (texts) => encoder.embed(texts);
+}
+
+const encoderPromise = model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder();
 let chain: Promise<void> = Promise.resolve();
 
 port.on('message', (job: Job) => {

@@ -19,7 +19,7 @@ import type { DecisionRequest } from '../request.ts';
 import { linkQuestions, reconcile } from './coherence.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
-import { createMiniLm, MINILM_WINDOW, type MiniLm } from './minilm.ts';
+import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder } from './pool.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
@@ -75,7 +75,11 @@ export interface EmbeddedEngineOptions {
    * with a zero-shot part (zeroshot.json); closed by close() only if created here.
    */
   miniLm?: MiniLm;
-  /** onnxruntime threads of the MiniLM encoder (default 1). */
+  /**
+   * MiniLM in this thread with this many onnxruntime threads, instead of the default: one MiniLM
+   * per encoder worker thread (`threads`), which keeps its inference off the server's event loop
+   * (onnxruntime-node runs a session synchronously on the calling thread).
+   */
   miniLmThreads?: number;
 }
 
@@ -113,7 +117,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       encoder =
         options.encoder ?? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
       if (loaded.zeroShot) {
-        miniLm = options.miniLm ?? createMiniLm({ threads: options.miniLmThreads ?? 1 });
+        miniLm =
+          options.miniLm ??
+          (options.miniLmThreads !== undefined
+            ? createMiniLm({ threads: options.miniLmThreads })
+            : {
+                encoder: createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
+                tokenizer: createMiniLmTokenizer(),
+              });
         miniEmbedder = createEmbedder({
           encoder: miniLm.encoder,
           tokenizer: miniLm.tokenizer,

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { UseRuntime } from './encoder-worker.ts';
+import type { UseRuntime, WorkerModel } from './encoder-worker.ts';
 
 export const EMBEDDING_DIM = 512;
 
@@ -17,7 +17,9 @@ export interface EncoderPoolOptions {
   /** Worker threads, each one encoder on one core. Default 2. */
   threads?: number;
   /** USE-lite's runtime in the workers (encoder-worker.ts): 'onnx' (default) or 'tfjs'. */
-  runtime?: UseRuntime;
+  runtime?: UseRuntime | undefined;
+  /** The encoder: USE-lite (default, 512-d) or MiniLM ('minilm', 384-d). */
+  model?: WorkerModel;
 }
 
 interface Pending {
@@ -38,12 +40,13 @@ interface Slot {
  */
 export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder {
   const threads = Math.max(1, Math.min(8, options.threads ?? 2));
+  const dim = options.model === 'minilm' ? 384 : EMBEDDING_DIM;
   let nextId = 1;
   let closed = false;
   const slots: Slot[] = [];
   for (let i = 0; i < threads; i++) {
     const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url), {
-      workerData: { runtime: options.runtime ?? 'onnx' },
+      workerData: { runtime: options.runtime ?? 'onnx', model: options.model ?? 'use' },
     });
     worker.unref();
     const pending = new Map<number, Pending>();
@@ -88,6 +91,7 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
   }
 
   return {
+    dim,
     async embed(texts) {
       if (closed) throw new Error('encoder pool is closed');
       if (texts.length === 0) return [];
@@ -120,7 +124,7 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
             shard.cost,
           );
           shard.idx.forEach((i, j) => {
-            out[i] = flat.subarray(j * EMBEDDING_DIM, (j + 1) * EMBEDDING_DIM);
+            out[i] = flat.subarray(j * dim, (j + 1) * dim);
           });
         }),
       );
