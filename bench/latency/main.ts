@@ -302,6 +302,8 @@ interface EnginePlan {
   repeatState: boolean;
   /** The embedded engine's arithmetic limit (printed as achieved fractions). */
   limit?: Limit;
+  /** With --baseline: run the sweep on that commit's server too, alternating level by level. */
+  compareBaseline?: boolean;
 }
 
 let stateSeq = 0;
@@ -309,9 +311,41 @@ const fresh = () => state(1000 + stateSeq++);
 
 async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) => Promise<void>): Promise<void> {
   console.log(`\n== ${plan.name} ==`);
+  // --baseline: that commit's server runs the same sweep, level by level, alternating with this one.
+  const before =
+    baseline && plan.compareBaseline
+      ? await (async () => {
+          const server = await startServer(
+            { LOG_LEVEL: 'info', BRIER_THREADS: String(THREADS), ...plan.env },
+            120_000,
+            baselineWorktree(baseline),
+          );
+          await waitHealthy(server.url, 300_000);
+          return { server, key: await server.createKey(`bench-base-${Date.now()}@example.com`) };
+        })()
+      : null;
+  try {
+    await engineRun(plan, before, extra);
+  } finally {
+    await before?.server.stop();
+  }
+}
+
+async function engineRun(
+  plan: EnginePlan,
+  before: { server: RunningServer; key: string } | null,
+  extra?: (s: RunningServer, key: string) => Promise<void>,
+): Promise<void> {
   await withServer(plan.env, async (s, key) => {
     const out: Record<string, unknown> = { env: plan.env };
     report[plan.name] = out;
+    if (before) {
+      await closedLoop(before.server.url, (i) => decide(before.key, fresh(), MIX[i % 3] ?? 1), {
+        concurrency: 1,
+        count: 3,
+        maxMs: 120_000,
+      });
+    }
     // Warm-up (also fills question-text caches, as a steady server has them).
     await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), { concurrency: 1, count: 3, maxMs: 120_000 });
 
@@ -362,11 +396,26 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
 
     // Concurrency sweep on the 1/3/10 mix, a fresh state per request.
     const rows: [string, LoadResult][] = [];
+    const baseRows: [string, LoadResult][] = [];
     for (const level of plan.sweep) {
       const r = await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), level);
       rows.push([`concurrency ${level.concurrency}`, r]);
+      if (before) {
+        const b = await closedLoop(before.server.url, (i) => decide(before.key, fresh(), MIX[i % 3] ?? 1), level);
+        baseRows.push([`concurrency ${level.concurrency}`, b]);
+        console.log(
+          `  concurrency ${level.concurrency}: p50 ${fmt(r.p50)} vs baseline ${fmt(b.p50)} ms, ${fmt(r.throughput, 2)} vs ${fmt(b.throughput, 2)} req/s, load ${loadNow()}`,
+        );
+      }
       out.sweep = rows.map(([n, x]) => ({ run: n, ...x }));
+      if (before) out.baselineSweep = { ref: baseline, rows: baseRows.map(([n, x]) => ({ run: n, ...x })) };
       save();
+    }
+    if (before) {
+      table(
+        `${plan.name}, baseline ${baseline} (same levels, alternating with this checkout)`,
+        baseRows.map(([n, r]) => [`baseline ${n}`, r]),
+      );
     }
 
     // 2x the best sustained throughput, open loop; only 503 with retry-after may fail.
@@ -410,7 +459,13 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
     const rss = residentBytes(m);
     out.residentMiB = rss / 2 ** 20;
     line('server memory (resident, after the run)', `${fmt(rss / 2 ** 20, 0)} MiB`);
-    if (plan.limit) out.limit = arithmeticLines(plan.limit, rows);
+    if (plan.limit) {
+      out.limit = arithmeticLines(plan.limit, rows);
+      if (before) {
+        console.log(`  baseline ${baseline}:`);
+        out.baselineLimit = arithmeticLines(plan.limit, baseRows);
+      }
+    }
     save();
     if (extra) await extra(s, key);
   });
@@ -622,6 +677,7 @@ for (const [name, parallelism] of [
       overloadMs: 15_000,
       repeatState: true,
       limit,
+      compareBaseline: name === 'embedded',
     });
 }
 
