@@ -38,18 +38,30 @@ async function timeIt(run: () => Promise<void> | void, minMs: number, rounds: nu
   return best; // ms per product
 }
 
-export async function onnxMatMul(shape: MatMulShape, threads: number, rounds = 3): Promise<MatMulResult> {
-  const session = await InferenceSession.create(matMulModel('float32', shape.m, shape.k, shape.n), {
+export async function onnxMatMul(
+  shape: MatMulShape,
+  threads: number,
+  rounds = 3,
+  kind: 'float32' | 'int8' = 'float32',
+): Promise<MatMulResult> {
+  const session = await InferenceSession.create(matMulModel(kind, shape.m, shape.k, shape.n), {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
   });
-  const a = new Tensor(
-    'float32',
-    new Float32Array(shape.m * shape.k).map((_, i) => Math.cos(i)),
-    [shape.m, shape.k],
-  );
+  const a =
+    kind === 'int8'
+      ? new Tensor(
+          'uint8',
+          new Uint8Array(shape.m * shape.k).map((_, i) => i % 251),
+          [shape.m, shape.k],
+        )
+      : new Tensor(
+          'float32',
+          new Float32Array(shape.m * shape.k).map((_, i) => Math.cos(i)),
+          [shape.m, shape.k],
+        );
   try {
     const ms = await timeIt(
       async () => {
@@ -58,7 +70,8 @@ export async function onnxMatMul(shape: MatMulShape, threads: number, rounds = 3
       300,
       rounds,
     );
-    return { runtime: 'onnxruntime-node MatMul f32', threads, shape, gflops: flops(shape) / ms / 1e6 };
+    const runtime = kind === 'int8' ? 'onnxruntime-node MatMulInteger u8s8' : 'onnxruntime-node MatMul f32';
+    return { runtime, threads, shape, gflops: flops(shape) / ms / 1e6 };
   } finally {
     await session.release();
   }
