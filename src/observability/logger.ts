@@ -17,10 +17,22 @@ export const REDACT = [
  * call (measured in issue 35, see DEVELOPERS.md). A SIGKILL loses at most the last FLUSH_MS of lines.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
-    { level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'brier' } },
-    destination ?? bufferedStdout(),
-  );
+  const stream = destination ?? bufferedStdout();
+  const logger = pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'brier' } }, stream);
+  lineLoggers.set(logger, pino({ level, base: { service: 'brier' } }, stream));
+  return logger;
+}
+
+const lineLoggers = new WeakMap<Logger, Logger>();
+
+/**
+ * The logger for lines whose fields are fixed and never secret (the request log: id, method, path
+ * without its query, status, time, key id): the same level and stream without the redaction pass,
+ * which cost two thirds of a line (measured in issue 35: ~12 of ~18 us). Any other logger is
+ * returned as it is.
+ */
+export function fixedFieldLogger(logger: Logger): Logger {
+  return lineLoggers.get(logger) ?? logger;
 }
 
 export const FLUSH_MS = 100;
