@@ -459,6 +459,11 @@ async function engineRun(
     const rss = residentBytes(m);
     out.residentMiB = rss / 2 ** 20;
     line('server memory (resident, after the run)', `${fmt(rss / 2 ** 20, 0)} MiB`);
+    if (before) {
+      const baseRss = residentBytes(await scrape(before.server.url));
+      out.baselineResidentMiB = baseRss / 2 ** 20;
+      line(`baseline ${baseline} server memory (resident)`, `${fmt(baseRss / 2 ** 20, 0)} MiB`);
+    }
     if (plan.limit) {
       out.limit = arithmeticLines(plan.limit, rows);
       if (before) {
