@@ -206,7 +206,7 @@ async function startContenders(env: Record<string, string>): Promise<Contender[]
   return out;
 }
 
-const GATEWAY_ROUNDS = 3;
+const GATEWAY_ROUNDS = 5;
 
 async function gateway(): Promise<void> {
   console.log('\n== gateway overhead (BRIER_MODEL=fake vs a bare @hono/node-server hello-world) ==');
@@ -268,12 +268,20 @@ async function gateway(): Promise<void> {
     const echoP50 = minP50(echoes);
     console.log('');
     const summary: Record<string, unknown> = {};
+    // Each round's ratio pairs runs made seconds apart; their median is what the target reads
+    // (the best of each side alone picks runs from different moments of the other engineers' load).
+    const median = (xs: number[]) => xs.toSorted((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Number.NaN;
     for (const c of contenders) {
       const b = best(byName.get(c.name) ?? []);
-      const tputRatio = b.throughput / h.throughput;
+      const perRound = (byName.get(c.name) ?? []).map((r, i) => r.throughput / (hellos[i]?.throughput ?? Number.NaN));
+      const tputRatio = median(perRound);
+      line(
+        `/v1/models / hello-world per round${contenders.length > 1 ? ` [${c.name}]` : ''}`,
+        `${perRound.map((x) => fmt(x, 2)).join(', ')}; best of each ${fmt(b.throughput / h.throughput, 2)}`,
+      );
       const added = minP50(fakes.get(c.name) ?? []) - echoP50;
       const tag = contenders.length > 1 ? ` [${c.name}]` : '';
-      line(`/v1/models throughput / hello-world${tag}`, fmt(tputRatio, 2), '>= 0.8', tputRatio >= 0.8);
+      line(`/v1/models throughput / hello-world, median${tag}`, fmt(tputRatio, 2), '>= 0.8', tputRatio >= 0.8);
       line(`added p50, auth + validation + metering (ms)${tag}`, fmt(added, 2), '<= 1 ms', added <= 1);
       summary[c.name] = {
         models: byName.get(c.name),
