@@ -137,8 +137,8 @@ export function buildUseLiteOnnx(dir = modelDirectory()): Uint8Array {
     const scale = init(new Float32Array([scalar(`${S}/mul/y`)]), []);
     const kt = op('Transpose', [k], [{ name: 'perm', ints: [0, 1, 3, 2] }]);
     const logits = op('Add', [op('MatMul', [op('Mul', [q, scale]), kt]), 'attention_bias']);
-    const weights_ = op('Softmax', [logits], [{ name: 'axis', int: -1 }]);
-    const context = op('Transpose', [op('MatMul', [weights_, v])], [{ name: 'perm', ints: [0, 2, 1, 3] }]);
+    const attentionWeights = op('Softmax', [logits], [{ name: 'axis', int: -1 }]);
+    const context = op('Transpose', [op('MatMul', [attentionWeights, v])], [{ name: 'perm', ints: [0, 2, 1, 3] }]);
     return dense(
       op('Reshape', [context, shape([0, 0, width])]),
       `module/Encoder_en/KonaTransformer/Encode/Layer_${layer}/TransformerLayer/MultiheadAttention/output_transform_single/kernel/part_0`,
