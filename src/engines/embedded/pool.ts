@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { UseRuntime, WorkerModel } from './encoder-worker.ts';
 
 export const EMBEDDING_DIM = 512;
+/** How long close() waits for a worker to finish its batch and end before terminating it. */
+const CLOSE_MS = 30_000;
 
 /**
  * Turns texts into unit vectors of `dim` (default EMBEDDING_DIM, USE-lite's 512). Implemented by the
@@ -32,6 +34,8 @@ interface Slot {
   load: number;
   pending: Map<number, Pending>;
   ready: Promise<void>;
+  /** Resolves when the thread has ended, however it ended. */
+  exited: Promise<void>;
 }
 
 /**
@@ -74,7 +78,8 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
       for (const p of pending.values()) p.reject(error);
       pending.clear();
     });
-    slots.push({ worker, load: 0, pending, ready });
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    slots.push({ worker, load: 0, pending, ready, exited });
   }
 
   function send(slot: Slot, texts: string[], cost: number): Promise<Float32Array> {
@@ -133,7 +138,16 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all(slots.map((s) => s.worker.terminate()));
+      // Asked to stop, not terminated: terminating a worker inside onnxruntime's run aborts the
+      // process (encoder-worker.ts). A worker that does not end within CLOSE_MS is terminated.
+      await Promise.all(
+        slots.map(async (s) => {
+          s.worker.postMessage({ close: true });
+          const timer = setTimeout(() => void s.worker.terminate(), CLOSE_MS);
+          await s.exited;
+          clearTimeout(timer);
+        }),
+      );
     },
   };
 }

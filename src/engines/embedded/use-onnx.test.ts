@@ -51,3 +51,23 @@ describe('USE-lite: onnxruntime (converted graph) vs TF.js', () => {
     });
   });
 });
+
+describe('closing an encoder pool while it encodes', () => {
+  it('lets the running batch finish and ends the threads (terminating one inside onnxruntime aborts the process)', async () => {
+    const pool = createEncoderPool({ threads: 2 });
+    await pool.embed(['warm up']);
+    const texts = Array.from(
+      { length: 200 },
+      (_, i) => `Text ${i}: the payment service returned timeouts for a third of checkouts.`,
+    );
+    const running = pool.embed(texts).then(
+      () => 'done',
+      (error: Error) => error.message,
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    await pool.close();
+    const outcome = await running;
+    assert.ok(outcome === 'done' || /closing/.test(outcome), outcome);
+    await assert.rejects(pool.embed(['after']), /closed/);
+  });
+});
