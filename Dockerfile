@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Brier: one image for both roles. `node src/main.ts` is a gateway by default (public API, control
 # plane, console and docs on :8080) and an inference worker with BRIER_ROLE=worker (internal, :9090).
-# The embedded model (models/brier-lite and the USE-lite encoder from npm) is inside the image.
+# The embedded model (models/brier-lite, models/all-MiniLM-L6-v2 and the USE-lite encoder from npm) is inside the image.
 # Build: docker build -t brier .        Node 24 runs TypeScript by type stripping: no compile step.
 
 ARG NODE_IMAGE=node:24-bookworm-slim

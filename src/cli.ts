@@ -5,6 +5,8 @@
  */
 
 import { runModelsCommand } from './catalog/cli.ts';
+import { runCalibrateCommand } from './cli/calibrate.ts';
+import { runDistillCommand } from './cli/distill.ts';
 import { runExamplesCommand } from './cli/examples.ts';
 import { runJobsCommand } from './cli/jobs.ts';
 import { runKeysCommand } from './cli/keys.ts';
@@ -18,8 +20,13 @@ const USAGE = `usage: npm run brier -- <command>
   examples list --email <email>                 the account's question templates and example counts
   jobs list --email <email>                     the account's training jobs (status, progress, queue position)
   jobs cancel --email <email> --id <job id>     cancel a queued or running training job
+  distill teachers                              the teachers this server offers (BRIER_TEACHERS)
+  distill states --email <email> <file.jsonl>   store unlabelled states for a teacher to label
+  distill start --email <email> --teacher <id> --questions <file.json> [--dry-run] [--budget <calls>] ...
+                                                queue a distillation job (see docs: Learn from a bigger model)
   models list                                   the model catalog
-  models pull <name>                            download a catalog model (resumable, verified)`;
+  models pull <name>                            download a catalog model (resumable, verified)
+  models calibrate [--model SPEC] [--per-set N] fit a GGUF or upstream model's calibration on the shipped set (before/after)`;
 
 const [command, ...rest] = process.argv.slice(2);
 
@@ -35,6 +42,11 @@ async function run(): Promise<number> {
         stdout: (l) => console.log(l),
         stderr: (l) => console.error(l),
       });
+    case 'distill':
+      return runDistillCommand(rest, loadConfig(), {
+        stdout: (l) => console.log(l),
+        stderr: (l) => console.error(l),
+      });
     case 'jobs':
       return runJobsCommand(rest, loadConfig(), {
         stdout: (l) => console.log(l),
@@ -43,6 +55,13 @@ async function run(): Promise<number> {
     case 'models': {
       const interrupt = new AbortController();
       process.once('SIGINT', () => interrupt.abort());
+      if (rest[0] === 'calibrate') {
+        return runCalibrateCommand(rest.slice(1), loadConfig(), {
+          stdout: (l) => console.log(l),
+          stderr: (l) => console.error(l),
+          signal: interrupt.signal,
+        });
+      }
       return runModelsCommand(rest, {
         stdout: process.stdout,
         stderr: process.stderr,

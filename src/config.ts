@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import * as z from 'zod';
@@ -16,6 +17,7 @@ const Env = z.object({
   BRIER_UPSTREAM_API_KEY: z.string().min(1).optional(),
   BRIER_UPSTREAM_MODEL: z.string().min(1).optional(),
   BRIER_MODEL_TEMPERATURE: z.coerce.number().positive().default(1),
+  BRIER_UNCALIBRATED: z.enum(['shrink', 'raw']).default('shrink'),
   BRIER_CONTEXT_SIZE: z.coerce.number().int().min(256).default(4096),
   BRIER_THREADS: z.coerce.number().int().min(1).default(2),
   BRIER_QUEUE_LIMIT: z.coerce.number().int().min(1).default(64),
@@ -68,7 +70,94 @@ const Env = z.object({
   BRIER_TRAINING_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   BRIER_TRAINING_MAX_EXAMPLES: z.coerce.number().int().min(20).max(1_000_000).default(20_000),
   BRIER_LEGACY_EXTENSION_FIELDS: z.enum(['on', 'off']).default('off'),
+  BRIER_TEACHERS: z.string().min(1).optional(),
 });
+
+/** Teachers at most (documented). */
+export const MAX_TEACHERS = 16;
+
+/** One teacher as the operator writes it in BRIER_TEACHERS (JSON, inline or in a file). */
+const TeacherEntry = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'an id is 1 to 64 letters, digits, dots, dashes or underscores'),
+    /** http(s):// System One server, openai+http(s):// completions server, or a .gguf path. */
+    model: z.string().min(1).max(2048),
+    /** The upstream model to ask for (System One: an id or alias; openai+: a model name). */
+    upstream_model: z.string().min(1).max(256).optional(),
+    /** The environment variable holding the teacher's key (kept out of the file). */
+    api_key_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'an environment variable name')
+      .optional(),
+    timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+    concurrency: z.number().int().min(1).max(64).default(4),
+    retries: z.number().int().min(0).max(10).default(4),
+  })
+  .strict();
+
+export type TeacherKind = 'systemone' | 'openai' | 'gguf';
+
+/** A configured teacher: an engine Brier runs or reaches; its key only here and in the engine. */
+export interface TeacherConfig {
+  id: string;
+  kind: TeacherKind;
+  /** The URL (without a scheme prefix for openai+) or the GGUF path. */
+  target: string;
+  upstreamModel: string | undefined;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  concurrency: number;
+  retries: number;
+}
+
+/**
+ * BRIER_TEACHERS: a JSON array of teachers, inline (starting with `[`) or the path of a file holding it.
+ * A teacher's key comes from the environment variable its `api_key_env` names (never from the file).
+ */
+function parseTeachers(value: string | undefined, env: Record<string, string | undefined>): TeacherConfig[] {
+  if (value === undefined) return [];
+  const bad = (why: string) => new Error(`invalid configuration:\n  BRIER_TEACHERS: ${why}`);
+  let text = value.trim();
+  if (!text.startsWith('[')) {
+    try {
+      text = fs.readFileSync(text, 'utf8');
+    } catch (error) {
+      throw bad(`not a JSON array and not a readable file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw bad('not valid JSON (a JSON array of {id, model, ...})');
+  }
+  const list = z.array(TeacherEntry).max(MAX_TEACHERS, `at most ${MAX_TEACHERS} teachers`).safeParse(raw);
+  if (!list.success) {
+    const i = list.error.issues[0];
+    throw bad(`${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`);
+  }
+  const seen = new Set<string>();
+  return list.data.map((t) => {
+    if (seen.has(t.id)) throw bad(`teacher id ${t.id} is given twice`);
+    seen.add(t.id);
+    const apiKey = t.api_key_env ? env[t.api_key_env] : undefined;
+    if (t.api_key_env && !apiKey) throw bad(`teacher ${t.id}: ${t.api_key_env} is not set`);
+    const openai = /^openai\+(https?:\/\/.+)$/.exec(t.model);
+    const kind: TeacherKind = openai ? 'openai' : /^https?:\/\//.test(t.model) ? 'systemone' : 'gguf';
+    if (kind === 'gguf' && !t.model.endsWith('.gguf'))
+      throw bad(`teacher ${t.id}: model is an http(s):// or openai+http(s):// URL, or a .gguf path`);
+    return {
+      id: t.id,
+      kind,
+      target: (openai?.[1] ?? t.model).replace(/\/+$/, ''),
+      upstreamModel: t.upstream_model,
+      apiKey,
+      timeoutMs: t.timeout_ms,
+      concurrency: t.concurrency,
+      retries: t.retries,
+    };
+  });
+}
 
 /** A third-party sign-in provider's client credentials. */
 export interface OAuthClient {
@@ -92,6 +181,11 @@ export interface Config {
    */
   upstreamModel: string | undefined;
   modelTemperature: number;
+  /**
+   * How a GGUF or upstream model without a calibration file (`brier models calibrate`) answers:
+   * mixed half and half with the uniform answer (shrink), or as it comes (raw).
+   */
+  uncalibrated: 'shrink' | 'raw';
   contextSize: number;
   threads: number;
   queueLimit: number;
@@ -154,6 +248,8 @@ export interface Config {
    * `x_abstained` and `x_answered_by`: an opt-in for the deprecation period (see CHANGELOG.md).
    */
   legacyExtensionFields: boolean;
+  /** BRIER_TEACHERS: models distillation jobs learn from (their keys held here, never sent to clients). */
+  teachers: TeacherConfig[];
 }
 
 /** A worker URL: http(s):// (a Brier worker), openai+http(s):// (vLLM, SGLang, llama.cpp server) or systemone+http(s)://. */
@@ -232,6 +328,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamApiKey: e.BRIER_UPSTREAM_API_KEY,
     upstreamModel: e.BRIER_UPSTREAM_MODEL,
     modelTemperature: e.BRIER_MODEL_TEMPERATURE,
+    uncalibrated: e.BRIER_UNCALIBRATED,
     contextSize: e.BRIER_CONTEXT_SIZE,
     threads: e.BRIER_THREADS,
     queueLimit: e.BRIER_QUEUE_LIMIT,
@@ -274,5 +371,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trainingConcurrency: e.BRIER_TRAINING_CONCURRENCY,
     trainingMaxExamples: e.BRIER_TRAINING_MAX_EXAMPLES,
     legacyExtensionFields: e.BRIER_LEGACY_EXTENSION_FIELDS === 'on',
+    teachers: parseTeachers(e.BRIER_TEACHERS, env),
   };
 }

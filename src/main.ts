@@ -81,7 +81,18 @@ const server = serve(
 );
 
 const loading = engine.load().then(
-  () => logger.info({ model: engine.info.id, limits: engine.limits }, 'engine ready'),
+  () => {
+    logger.info({ model: engine.info.id, limits: engine.limits }, 'engine ready');
+    const calibration = engine.calibration;
+    if (calibration && !calibration.calibrated) {
+      logger.warn(
+        { calibration: calibration.mode, key: calibration.key },
+        calibration.mode === 'raw'
+          ? 'the model is not calibrated and is served raw (BRIER_UNCALIBRATED=raw): run `npm run brier -- models calibrate`'
+          : 'the model is not calibrated for every question type: those answers are mixed half and half with the uniform answer; run `npm run brier -- models calibrate`',
+      );
+    }
+  },
   (err: unknown) => {
     logger.fatal({ err }, 'engine failed to load');
     process.exitCode = 1;

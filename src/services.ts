@@ -5,11 +5,12 @@ import pg from 'pg';
 import { buildApp } from './app.ts';
 import { createAuth } from './auth/create-auth.ts';
 import { resolveAuthSecret } from './auth/secret.ts';
-import type { OAuthClient, RateLimitStore } from './config.ts';
+import type { OAuthClient, RateLimitStore, TeacherConfig } from './config.ts';
 import type { Db } from './db/open.ts';
 import { createAccountDeletion } from './domain/account-deletion.ts';
 import { createAccountService } from './domain/accounts.ts';
 import { createAdapterStore } from './domain/adapters.ts';
+import { createDistillStore } from './domain/distill.ts';
 import { createExampleStore } from './domain/examples.ts';
 import { createJobQueue } from './domain/jobs.ts';
 import { createKeyService } from './domain/keys.ts';
@@ -18,12 +19,16 @@ import { createRetention } from './domain/retention.ts';
 import { createUsageRecorder } from './domain/usage.ts';
 import { createUsageReporter } from './domain/usage-report.ts';
 import { createUsedLinks } from './domain/verification-links.ts';
+import type { UncalibratedPolicy } from './engines/calibrated.ts';
+import { calibrationDir } from './engines/create.ts';
 import type { DecisionEngine } from './engines/engine.ts';
 import { createEngineHost } from './engines/host.ts';
+import { createTeachers, type TeachersOptions } from './engines/teachers.ts';
 import type { EnginePool } from './engines/upstream/pool.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
 import {
   createJobRunner,
+  DEFAULT_HUMAN_WEIGHT,
   DEFAULT_MAX_EXAMPLES_PER_JOB,
   type Fitter,
   MIN_EXAMPLES_PER_TEMPLATE,
@@ -93,6 +98,14 @@ export interface ServiceOptions {
   /** How long a job retries in place while the engine is unavailable (ms; tests shorten it). */
   jobEngineWaitMs?: number | undefined;
   fitter?: Fitter | undefined;
+  /** BRIER_TEACHERS: models distillation jobs learn from and adapters may fall back to (issue 34). */
+  teachers?: TeacherConfig[] | undefined;
+  /** How teachers' engines are built (tests), GGUF teachers' threads. */
+  teacherOptions?: TeachersOptions | undefined;
+  /** CPU threads (GGUF teachers use them too). */
+  threads?: number | undefined;
+  /** BRIER_UNCALIBRATED: teachers read their calibration files (in BRIER_DATA_DIR) as BRIER_MODEL does. */
+  uncalibrated?: UncalibratedPolicy | undefined;
 }
 
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
@@ -186,6 +199,21 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   const examples = createExampleStore(db, { limits: options.exampleLimits, onDeleted: jobs.examplesDeleted });
   const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs, onExamplesDeleted: jobs.examplesDeleted });
   const adapters = createAdapterStore(db);
+  // Distillation (issue 34): the configured teachers, unlabelled states and soft labels.
+  const teachers = createTeachers(options.teachers ?? [], {
+    gguf: { threads: options.threads },
+    // Teachers are calibrated as BRIER_MODEL is (src/engines/calibrated.ts): none teaches raw by default.
+    ...(options.dataDir
+      ? {
+          calibration: {
+            dir: calibrationDir({ dataDir: options.dataDir }),
+            uncalibrated: options.uncalibrated ?? 'shrink',
+          },
+        }
+      : {}),
+    ...options.teacherOptions,
+  });
+  const distill = createDistillStore(db);
   const resolver = createAdapterResolver(adapters, engine, { ttlMs: options.keyCacheTtlMs });
   const teach = {
     examples,
@@ -197,6 +225,9 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     minExamples: MIN_EXAMPLES_PER_TEMPLATE,
     maxJobExamples: options.trainingMaxExamples ?? DEFAULT_MAX_EXAMPLES_PER_JOB,
     baseModel: () => engine.info.id,
+    teachers,
+    distill,
+    humanWeight: DEFAULT_HUMAN_WEIGHT,
   };
   const runner = createJobRunner({
     jobs,
@@ -211,10 +242,15 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     concurrency: options.trainingConcurrency,
     maxExamples: options.trainingMaxExamples,
     engineWaitMs: options.jobEngineWaitMs,
+    teachers,
+    distill,
   });
   const systemOne = createSystemOne(host, {
     adapters: resolver,
     legacyExtensionFields: options.legacyExtensionFields,
+    teachers,
+    onTeacherError: (err, teacher) =>
+      logger.warn({ err, teacher }, 'adapter fallback: the teacher failed; the adapter answered'),
   });
   if (options.legacyExtensionFields) {
     logger.warn(
@@ -327,9 +363,10 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     }
     await mailer.close();
     await limits.close();
+    await teachers.close();
   }
   if (options.trainingJobs) runner.start();
-  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, runner, close };
+  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, runner, teachers, close };
 }
 
 export type Services = ReturnType<typeof createServices>;

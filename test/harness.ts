@@ -9,7 +9,7 @@ import { type Db, openDb } from '../src/db/open.ts';
 import type { DecisionEngine } from '../src/engines/engine.ts';
 import { createFakeEngine } from '../src/engines/fake/fake-engine.ts';
 import type { Mailer, MailMessage } from '../src/mail/mailer.ts';
-import { createLogger } from '../src/observability/logger.ts';
+import { createLogger, type Logger } from '../src/observability/logger.ts';
 import { createServices, type ServiceOptions } from '../src/services.ts';
 import { createAppClient } from './fixtures/app-client.ts';
 
@@ -94,6 +94,8 @@ export interface TestAppOptions extends Partial<ServiceOptions> {
   /** A database opened (and migrated) by the test itself, instead of a fresh one of kind `db`; close() drops it. */
   database?: Db & { drop(): Promise<void> };
   engine?: DecisionEngine;
+  /** Where the services log (default: silent). */
+  logger?: Logger;
 }
 
 /** Service options for tests: small queue, fast usage flushes, a fixed auth secret. */
@@ -114,7 +116,7 @@ export async function makeTestApp(options: TestAppOptions = {}) {
   const db = options.database ?? (await freshDb(options.db ?? 'sqlite'));
   const engine = options.engine ?? createFakeEngine();
   await engine.load();
-  const logger = createLogger('silent');
+  const logger = options.logger ?? createLogger('silent');
   const { mailer, outbox } = captureMailer();
   const services = createServices(db, engine, logger, { ...TEST_SERVICE_OPTIONS, mailer, ...options });
   const account = await services.accounts.ensure(`user-${randomBytes(4).toString('hex')}@example.com`);

@@ -262,6 +262,7 @@ async function servingLatency(name: string, labels: number) {
     }),
     id: `ft:${engine.info.id}:bench`,
     createdAt: Date.now(),
+    fallback: null,
   };
   const host = createEngineHost(engine, { queueLimit: 64, timeoutMs: 30_000 });
   const s1 = createSystemOne(host, {

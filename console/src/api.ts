@@ -165,10 +165,10 @@ export type CalibrationReport = z.infer<typeof CalibrationReportSchema>;
 export type TemplateCalibration = CalibrationReport['templates'][number];
 
 /** POST /control/v1/examples: JSON Lines, not JSON, so not through api(); errors are thrown the same way. */
-export async function uploadExamples(jsonl: string): Promise<UploadResult> {
+export async function uploadExamples(jsonl: string, path = '/control/v1/examples'): Promise<UploadResult> {
   let res: Response;
   try {
-    res = await fetch('/control/v1/examples', {
+    res = await fetch(path, {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'content-type': 'application/jsonl' },
@@ -180,4 +180,26 @@ export async function uploadExamples(jsonl: string): Promise<UploadResult> {
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) throw apiError(readApiError(res.status, body, res.headers.get('retry-after')));
   return body as UploadResult;
+}
+
+/** A teacher as GET /control/v1/teachers lists it (issue 34). */
+export interface Teacher {
+  id: string;
+  kind: 'systemone' | 'openai' | 'gguf';
+  concurrency: number;
+  ms_per_call: number | null;
+  calls: number;
+  failed_attempts: number;
+}
+
+/** What a distillation job would cost, as its dry run answers. */
+export interface DistillEstimate {
+  teacher: string;
+  templates: number;
+  states: number;
+  already_labelled: number;
+  teacher_calls: number;
+  budget: number;
+  teacher_questions: number;
+  estimated_seconds: number | null;
 }

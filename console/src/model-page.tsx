@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, type Comparison, type ConsoleModel, isApiError } from './api.ts';
+import { calibrationStatus, type ModelCalibration, worseThanUniform } from './calibration-model.ts';
 import { parseBlocks, parseInline } from './markdown.ts';
 import { InlineView, MarkdownView } from './markdown-view.tsx';
 import { Alert, formatNumber, PageHeading } from './ui.tsx';
@@ -20,6 +21,59 @@ function EvalRows({ type, family, c }: { type: string; family: string; c: Compar
       <td>{fmt(c.model.accuracy)}</td>
       <td>{fmt(c.model.ece)}</td>
     </tr>
+  );
+}
+
+function CalibrationSection({ calibration }: { calibration: ModelCalibration }) {
+  const status = calibrationStatus(calibration);
+  return (
+    <>
+      <h2>Calibration</h2>
+      <p data-testid="calibration-status">{status}</p>
+      {calibration.report.length > 0 ? (
+        <div className="table-wrap">
+          <table data-testid="calibration-report">
+            <caption>
+              Brier score (lower is better) of the model's raw answers (before), calibrated (after), and with each
+              source set answered by a calibration fitted without it (held out), against the uniform answer; accuracy
+              and ECE (with the ECE a perfectly calibrated model would show by chance at these rows).
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Set</th>
+                <th scope="col">Rows</th>
+                <th scope="col">Uniform</th>
+                <th scope="col">Brier before</th>
+                <th scope="col">After</th>
+                <th scope="col">Held out</th>
+                <th scope="col">Accuracy</th>
+                <th scope="col">ECE before</th>
+                <th scope="col">After (floor)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {calibration.report.map((r) => (
+                <tr key={`${r.type}/${r.set ?? ''}`} className={worseThanUniform(r) ? 'worse' : undefined}>
+                  <th scope="row">{r.type}</th>
+                  <td>{r.set ?? 'all'}</td>
+                  <td>{formatNumber(r.n)}</td>
+                  <td>{fmt(r.uniform_brier)}</td>
+                  <td>{fmt(r.before.brier)}</td>
+                  <td>{fmt(r.after.brier)}</td>
+                  <td>{fmt(r.held_out?.brier)}</td>
+                  <td>{fmt(r.before.accuracy)}</td>
+                  <td>{fmt(r.before.ece)}</td>
+                  <td>
+                    {fmt(r.after.ece)} <span className="muted">({fmt(r.after.ece_floor)})</span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
   );
 }
 
@@ -71,6 +125,7 @@ export function ModelPage() {
             Context limit: the state plus all questions. Input limit: the state plus the longest question. Requests over
             either are refused with a 400, never truncated. Released {model.release_date}.
           </p>
+          {model.calibration ? <CalibrationSection calibration={model.calibration} /> : null}
           {model.card ? (
             <>
               <h2 data-testid="card-title">

@@ -11,6 +11,7 @@ import {
   type TrainingJob,
   uploadExamples,
 } from './api.ts';
+import { DistillSection } from './distill-section.tsx';
 import {
   type Bin,
   type CsvQuestion,
@@ -138,6 +139,57 @@ function MetricsTable({ report }: { report: TemplateReport }) {
   );
 }
 
+/** A distilled template's held-out measures against its teacher, and against the truth where known. */
+function DistillTable({ d }: { d: NonNullable<TemplateReport['distill']> }) {
+  const rows: [
+    string,
+    { agreement: number; brier: number; kl: number; ece: number; accuracy: number | null } | null,
+  ][] = [
+    ['Base model', d.base],
+    ['Adapter', d.adapter],
+  ];
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption>
+          Against teacher {d.teacher}: {d.nTest} held-out states never fitted on
+          {d.nTruth > 0 ? ` (${d.nTruth} with a true label)` : ''}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">On held-out states</th>
+            <th scope="col">Agreement with the teacher</th>
+            <th scope="col">Brier to the teacher</th>
+            <th scope="col">KL to the teacher</th>
+            <th scope="col">ECE vs the teacher</th>
+            <th scope="col">Accuracy (truth)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(([name, m]) => (
+            <tr key={name}>
+              <th scope="row">{name}</th>
+              <td>{metric(m?.agreement)}</td>
+              <td>{metric(m?.brier, 4)}</td>
+              <td>{metric(m?.kl)}</td>
+              <td>{metric(m?.ece)}</td>
+              <td>{m?.accuracy === null || m?.accuracy === undefined ? '–' : metric(m.accuracy)}</td>
+            </tr>
+          ))}
+          <tr>
+            <th scope="row">Teacher</th>
+            <td>1.000</td>
+            <td>0</td>
+            <td>0</td>
+            <td>–</td>
+            <td>{d.teacherAccuracy === null ? '–' : metric(d.teacherAccuracy)}</td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 function TemplateResult({ report, questions }: { report: TemplateReport; questions: Map<string, string> }) {
   return (
     <section className="template-result" aria-label={`Template ${questions.get(report.template) ?? report.template}`}>
@@ -151,7 +203,7 @@ function TemplateResult({ report, questions }: { report: TemplateReport; questio
       </p>
       {report.before ? (
         <div className="result-grid">
-          <MetricsTable report={report} />
+          {report.distill ? <DistillTable d={report.distill} /> : <MetricsTable report={report} />}
           <ReliabilityDiagram report={report} />
         </div>
       ) : null}
@@ -252,6 +304,13 @@ function JobRow({ job, onCancel }: { job: TrainingJob; onCancel: (job: TrainingJ
     <li className="job">
       <div className="job-head">
         <strong>{job.status}</strong> <span className="muted">{formatDate(job.created_at)}</span>
+        {job.kind === 'distill' && job.distill ? (
+          <span className="muted">
+            {' '}
+            · distillation from {job.distill.teacher}: {formatNumber(job.teacher_calls)} of{' '}
+            {formatNumber(job.distill.budget)} teacher calls
+          </span>
+        ) : null}
         {outlook ? <span className="muted"> · {outlook}</span> : null}
         {isActive(job.status) ? (
           <button type="button" className="small" onClick={() => onCancel(job)}>
@@ -540,6 +599,8 @@ export function TeachPage() {
       ) : examples ? (
         <p className="empty">No labelled examples yet.</p>
       ) : null}
+
+      <DistillSection onQueued={load} />
 
       <h2>Training</h2>
       <button type="button" onClick={() => void train()} disabled={!examples?.templates.length}>

@@ -96,6 +96,7 @@ function subtract(a: UsageCounts, b: UsageCounts): UsageCounts {
     output_tokens: a.output_tokens - b.output_tokens,
     questions: a.questions - b.questions,
     errors: a.errors - b.errors,
+    teacher_calls: a.teacher_calls - b.teacher_calls,
   };
 }
 

@@ -21,6 +21,7 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Probabilities and calibration', link: '/guide/probabilities' },
       { text: 'Errors and limits', link: '/guide/errors' },
       { text: 'Teach Brier your task', link: '/guide/teach-your-task' },
+      { text: 'Learn from a bigger model', link: '/guide/distillation' },
     ],
   },
   {
@@ -28,6 +29,7 @@ const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Accounts, keys and usage', link: '/guide/control-plane' },
       { text: 'Self-hosting and configuration', link: '/guide/self-hosting' },
+      { text: 'Custom models and their calibration', link: '/guide/custom-models' },
       { text: 'Scale-out and deployment', link: '/guide/deployment' },
       { text: 'System One compatibility', link: '/guide/compatibility' },
     ],

@@ -36,6 +36,7 @@ const USAGE = `Usage:
 
   list    the model catalog, with what each model is good for and whether it is downloaded
   pull    download a GGUF model (resumes an interrupted download; verifies size and sha256 when known)
+  calibrate  fit a GGUF or upstream model's calibration per question type (models calibrate --help)
 
 Options:
   --dir DIR      models directory (default: $BRIER_DATA_DIR/models, BRIER_DATA_DIR defaults to ./data)

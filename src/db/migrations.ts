@@ -285,5 +285,58 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('example_request_idx').on('example').columns(['user_id', 'request_id']).execute();
       },
     },
+    '0011_distillation': {
+      // Distillation from a teacher (issue 34): a job's kind and its spec (teacher, questions, source,
+      // budget), the teacher calls it made; unlabelled states uploaded to be labelled by a teacher; the
+      // teacher's distributions as soft labels, apart from human labels; an adapter's teacher and its
+      // opt-in fallback; usage events count teacher calls apart.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('training_job')
+          .addColumn('kind', 'text', (c) => c.notNull().defaultTo('adapter'))
+          .execute();
+        await db.schema.alterTable('training_job').addColumn('spec', 'text').execute();
+        await db.schema
+          .alterTable('training_job')
+          .addColumn('teacher_calls', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema
+          .createTable('unlabelled_state')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('unlabelled_state_user_idx')
+          .on('unlabelled_state')
+          .columns(['user_id', 'created_at'])
+          .execute();
+        await db.schema
+          .createTable('soft_label')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('user.id').onDelete('cascade'))
+          .addColumn('template_id', 'text', (c) => c.notNull())
+          .addColumn('teacher', 'text', (c) => c.notNull())
+          .addColumn('state_hash', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('distribution', 'text', (c) => c.notNull())
+          .addColumn('job_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('soft_label_unique_idx')
+          .on('soft_label')
+          .columns(['user_id', 'template_id', 'teacher', 'state_hash'])
+          .unique()
+          .execute();
+        await db.schema.alterTable('adapter').addColumn('teacher', 'text').execute();
+        await db.schema.alterTable('adapter').addColumn('fallback', 'text').execute();
+        await db.schema
+          .alterTable('usage_event')
+          .addColumn('teacher_calls', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+    },
   };
 }

@@ -41,6 +41,8 @@ export interface UsageEventTable {
   input_tokens: number;
   output_tokens: number;
   latency_ms: number;
+  /** Calls this request made to a teacher (an adapter's fallback; migration 0011). */
+  teacher_calls: ColumnType<number, number | undefined, number>;
 }
 
 type Time = ColumnType<Date | string, Date | string, Date | string>;
@@ -182,6 +184,37 @@ export interface TrainingJobTable {
   examples: ColumnType<number, number | undefined, number>;
   /** How long its successful run took (ms): the throughput estimates are measured from. */
   run_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 'adapter' (from labelled examples) or 'distill' (from a teacher's answers; migration 0011). */
+  kind: ColumnType<'adapter' | 'distill', 'adapter' | 'distill' | undefined, 'adapter' | 'distill'>;
+  /** A distillation job's spec (JSON: teacher, questions, source, budget, ...), null for other jobs. */
+  spec: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Calls made to the teacher so far. */
+  teacher_calls: ColumnType<number, number | undefined, number>;
+}
+
+/** A state uploaded without labels, for a teacher to label (migration 0011). */
+export interface UnlabelledStateTable {
+  id: string;
+  user_id: string;
+  /** The state as compact JSON (a JSON string for text states). */
+  state: string;
+  created_at: Ms;
+}
+
+/** A teacher's distribution for one template about one state (migration 0011): a soft label. */
+export interface SoftLabelTable {
+  id: string;
+  user_id: string;
+  template_id: string;
+  /** The teacher's id (BRIER_TEACHERS). */
+  teacher: string;
+  /** SHA-256 of `state` (hex): unique per account, template and teacher. */
+  state_hash: string;
+  state: string;
+  /** The distribution in the template's canonical class order (JSON array). */
+  distribution: string;
+  job_id: string;
+  created_at: Ms;
 }
 
 /** A fitted adapter (migration 0008): a model id of its account, served on its base model. */
@@ -195,12 +228,18 @@ export interface AdapterTable {
   /** Per template: held-out metrics before and after, reliability data (JSON). */
   report: string;
   created_at: Ms;
+  /** Distilled adapters: the teacher they learnt from (migration 0011). */
+  teacher: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Opt-in fallback to the teacher (JSON {teacher, threshold}), or null. */
+  fallback: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface Database {
   user: UserTable;
   training_job: TrainingJobTable;
   adapter: AdapterTable;
+  unlabelled_state: UnlabelledStateTable;
+  soft_label: SoftLabelTable;
   retention_policy: RetentionPolicyTable;
   retained_request: RetainedRequestTable;
   example_template: ExampleTemplateTable;

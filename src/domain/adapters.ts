@@ -21,6 +21,16 @@ export interface StoredAdapter {
   /** The job's per-template report (JSON). */
   report: string;
   createdAt: number;
+  /** Distilled adapters: the teacher they learnt from. */
+  teacher: string | null;
+  /** Opt-in fallback to the teacher: answers under `threshold` confidence go to it. */
+  fallback: AdapterFallback | null;
+}
+
+export interface AdapterFallback {
+  teacher: string;
+  /** 0..1: an answer of the adapter whose confidence is below it is asked of the teacher instead. */
+  threshold: number;
 }
 
 export function createAdapterStore(db: Db, options: { now?: () => number } = {}) {
@@ -33,6 +43,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     artifact: string;
     report: string;
     created_at: number | string;
+    teacher?: string | null;
+    fallback?: string | null;
   }): StoredAdapter {
     return {
       id: r.id,
@@ -41,6 +53,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       artifact: r.artifact,
       report: r.report,
       createdAt: toMs(r.created_at) ?? 0,
+      teacher: r.teacher ?? null,
+      fallback: r.fallback ? (JSON.parse(r.fallback) as AdapterFallback) : null,
     };
   }
 
@@ -68,7 +82,14 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
   /** Stores an adapter; `executor`: a transaction to store it in (the one that ends its job). */
   async function create(
     userId: string,
-    adapter: { base: string; jobId: string; artifact: string; report: string },
+    adapter: {
+      base: string;
+      jobId: string;
+      artifact: string;
+      report: string;
+      teacher?: string | null;
+      fallback?: AdapterFallback | null;
+    },
     executor: Kysely<Database> = db.kysely,
   ): Promise<StoredAdapter> {
     const row = {
@@ -79,6 +100,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       artifact: adapter.artifact,
       report: adapter.report,
       created_at: now(),
+      teacher: adapter.teacher ?? null,
+      fallback: adapter.fallback ? JSON.stringify(adapter.fallback) : null,
     };
     await executor.insertInto('adapter').values(row).execute();
     changes++;
@@ -116,10 +139,23 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(r.numDeletedRows) > 0;
   }
 
-  /** Counts the adapters this process stored or deleted: readers' caches compare it (src/systemone/adapters.ts). */
+  /** Sets or clears an adapter's fallback to its teacher; false when the account has no such adapter. */
+  async function setFallback(userId: string, id: string, fallback: AdapterFallback | null): Promise<boolean> {
+    const r = await db.kysely
+      .updateTable('adapter')
+      .set({ fallback: fallback ? JSON.stringify(fallback) : null })
+      .where('user_id', '=', userId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    const updated = Number(r.numUpdatedRows) > 0;
+    if (updated) changes++;
+    return updated;
+  }
+
+  /** Counts the adapters this process stored, changed or deleted: readers' caches compare it (src/systemone/adapters.ts). */
   const generation = () => changes;
 
-  return { create, find, list, remove, count, checkRoom, generation };
+  return { create, find, list, remove, count, checkRoom, setFallback, generation };
 }
 
 export type AdapterStore = ReturnType<typeof createAdapterStore>;

@@ -312,6 +312,8 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
         .where('id', '=', templateId)
         .executeTakeFirst();
       await tx.deleteFrom('example').where('user_id', '=', userId).where('template_id', '=', templateId).execute();
+      // A teacher's soft labels of the template (issue 34) go with it.
+      await tx.deleteFrom('soft_label').where('user_id', '=', userId).where('template_id', '=', templateId).execute();
       const found = Number(gone.numDeletedRows) > 0;
       if (found)
         await options.onDeleted?.(tx, userId, [templateId], `the examples of template ${templateId} were deleted`);
@@ -319,7 +321,36 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     });
   }
 
-  return { add, addOutcome, outcomes, summary, template, templates: listTemplates, list, removeTemplate, limits };
+  /**
+   * Registers question templates without examples (a distillation job's: its teacher labels them),
+   * within the account's template limit. Templates already there are kept.
+   */
+  async function ensureTemplates(
+    userId: string,
+    templates: readonly { templateId: string; type: string; question: string }[],
+  ): Promise<void> {
+    await db.kysely.transaction().execute(async (tx) => {
+      await checkRoom(tx, userId, 0, new Set(templates.map((t) => t.templateId)));
+      await insertTemplates(
+        tx,
+        userId,
+        templates.map((t) => ({ ...t, state: '', label: '' })),
+      );
+    });
+  }
+
+  return {
+    add,
+    addOutcome,
+    ensureTemplates,
+    outcomes,
+    summary,
+    template,
+    templates: listTemplates,
+    list,
+    removeTemplate,
+    limits,
+  };
 }
 
 export type ExampleStore = ReturnType<typeof createExampleStore>;

@@ -59,6 +59,12 @@ export interface Job {
   finishedAt: number | null;
   /** How long its successful run took (ms). */
   runMs: number | null;
+  /** 'adapter': from labelled examples; 'distill': from a teacher's answers (issue 34). */
+  kind: 'adapter' | 'distill';
+  /** A distillation job's spec (src/domain/distill.ts DistillSpec), null for other jobs. */
+  spec: unknown;
+  /** Calls made to the teacher so far. */
+  teacherCalls: number;
 }
 
 type Row = {
@@ -86,6 +92,9 @@ function toJob(r: Row): Job {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     runMs: num(r.run_ms),
+    kind: r.kind === 'distill' ? 'distill' : 'adapter',
+    spec: r.spec ? (JSON.parse(String(r.spec)) as unknown) : null,
+    teacherCalls: Number(r.teacher_calls ?? 0),
   };
 }
 
@@ -113,7 +122,12 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
    * Queues a job of `examples` labelled examples; an account has at most MAX_ACTIVE_JOBS_PER_ACCOUNT
    * queued or running jobs (409 beyond).
    */
-  async function enqueue(userId: string, templates: string[] | null, examples = 0): Promise<Job> {
+  async function enqueue(
+    userId: string,
+    templates: string[] | null,
+    examples = 0,
+    distill?: { spec: unknown },
+  ): Promise<Job> {
     return db.kysely.transaction().execute(async (tx) => {
       if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`jobs:${userId}`}))`.execute(tx);
       const active = await tx
@@ -149,6 +163,9 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
         claimed_at: null,
         examples,
         run_ms: null,
+        kind: distill ? ('distill' as const) : ('adapter' as const),
+        spec: distill ? JSON.stringify(distill.spec) : null,
+        teacher_calls: 0,
       };
       await tx.insertInto('training_job').values(row).execute();
       return toJob(row);
@@ -232,7 +249,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     id: string,
     owner: string,
     leaseMs: number,
-    progress?: { progress: number; stage: string; message: string; examples?: number },
+    progress?: { progress: number; stage: string; message: string; examples?: number; teacherCalls?: number },
   ): Promise<boolean> {
     const r = await db.kysely
       .updateTable('training_job')
@@ -244,6 +261,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
               stage: progress.stage,
               message: progress.message.slice(0, 500),
               ...(progress.examples === undefined ? {} : { examples: progress.examples }),
+              ...(progress.teacherCalls === undefined ? {} : { teacher_calls: progress.teacherCalls }),
             }
           : {}),
       })
@@ -467,6 +485,8 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       .selectFrom('training_job')
       .select(['examples', 'run_ms'])
       .where('status', '=', 'succeeded')
+      // Distillation jobs' runs are mostly the teacher's time: not a measure of reading and fitting.
+      .where('kind', '=', 'adapter')
       .where('run_ms', 'is not', null)
       .where('examples', '>', 0)
       .orderBy('finished_at', 'desc')

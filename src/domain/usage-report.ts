@@ -11,6 +11,8 @@ export interface UsageCounts {
   output_tokens: number;
   questions: number;
   errors: number;
+  /** Calls made to a teacher by adapters' fallback (issue 34). */
+  teacher_calls: number;
 }
 
 export interface UsageDay extends UsageCounts {
@@ -35,7 +37,7 @@ export interface UsageReport {
 }
 
 function zero(): UsageCounts {
-  return { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0 };
+  return { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0, teacher_calls: 0 };
 }
 
 function add(into: UsageCounts, from: UsageCounts): void {
@@ -44,6 +46,7 @@ function add(into: UsageCounts, from: UsageCounts): void {
   into.output_tokens += from.output_tokens;
   into.questions += from.questions;
   into.errors += from.errors;
+  into.teacher_calls += from.teacher_calls;
 }
 
 const isoDay = (dayIndex: number) => new Date(dayIndex * DAY_MS).toISOString().slice(0, 10);
@@ -65,6 +68,7 @@ export function createUsageReporter(db: Db, options: { now?: () => number } = {}
         eb.fn.sum<number | string>('input_tokens').as('input_tokens'),
         eb.fn.sum<number | string>('output_tokens').as('output_tokens'),
         eb.fn.sum<number | string>('questions').as('questions'),
+        eb.fn.sum<number | string>('teacher_calls').as('teacher_calls'),
         sql<number | string>`sum(case when status >= 400 then 1 else 0 end)`.as('errors'),
       ])
       .where('user_id', '=', filter.userId)
@@ -100,6 +104,7 @@ export function createUsageReporter(db: Db, options: { now?: () => number } = {}
         output_tokens: Number(r.output_tokens ?? 0),
         questions: Number(r.questions ?? 0),
         errors: Number(r.errors ?? 0),
+        teacher_calls: Number(r.teacher_calls ?? 0),
       };
       let byDay = perKey.get(r.key_id);
       if (!byDay) {

@@ -12,6 +12,8 @@ export interface UsageEvent {
   inputTokens: number;
   outputTokens: number;
   latencyMs: number;
+  /** Calls made to a teacher (an adapter's fallback, issue 34); counted apart from the model's work. */
+  teacherCalls?: number;
 }
 
 export interface UsageRecorderOptions {
@@ -78,6 +80,7 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
               input_tokens: e.inputTokens,
               output_tokens: e.outputTokens,
               latency_ms: e.latencyMs,
+              teacher_calls: e.teacherCalls ?? 0,
             })),
           )
           .onConflict((oc) => oc.column('event_id').doNothing())

@@ -1,15 +1,49 @@
 import path from 'node:path';
 import { describeModelSpec, resolveModelSpec } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
+import { ggufCalibrationKey, serverCalibrationKey, withModelCalibration } from './calibrated.ts';
 import type { DecisionEngine } from './engine.ts';
 import { createFakeEngine } from './fake/fake-engine.ts';
 import type { PoolEvents } from './upstream/pool.ts';
 
+/** Where `brier models calibrate` writes, and engines read, the calibration of a model Brier did not train. */
+export function calibrationDir(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'calibration');
+}
+
 /**
- * Picks the engine for BRIER_MODEL (see resolveModelSpec). Engines are imported lazily so that a
- * server on one engine never loads another's native code or weights.
+ * Picks the engine for BRIER_MODEL (see resolveModelSpec), with the model's calibration where Brier
+ * did not train it (GGUF and upstream engines: src/engines/calibrated.ts). Engines are imported
+ * lazily so that a server on one engine never loads another's native code or weights.
  */
 export async function createEngine(config: Config, events: PoolEvents = {}): Promise<DecisionEngine> {
+  const engine = await createRawEngine(config, events);
+  const key = calibrationKeyOf(config);
+  if (key === null) return engine;
+  return withModelCalibration(engine, { dir: calibrationDir(config), key, uncalibrated: config.uncalibrated });
+}
+
+/**
+ * How the calibration file of BRIER_MODEL is named (see src/engines/calibrated.ts), or null for an
+ * engine that needs none (the embedded model, the test engine, a gateway whose workers calibrate).
+ */
+export function calibrationKeyOf(config: Config): ((engine: DecisionEngine) => Promise<string>) | null {
+  if (config.workers.length > 0 || (config.model && /^fake(?::\d+)?$/.test(config.model))) return null;
+  const spec = resolveModelSpec(config.model, path.join(config.dataDir, 'models'));
+  switch (spec.kind) {
+    case 'embedded':
+      return null;
+    case 'gguf':
+      return () => ggufCalibrationKey(spec.path, calibrationDir(config));
+    case 'upstream':
+    case 'openai':
+      // The server and the model asked for: calibrate again after changing the model behind the URL.
+      return async () => serverCalibrationKey(spec.kind, spec.baseUrl, config.upstreamModel ?? '');
+  }
+}
+
+/** The engine for BRIER_MODEL as it comes, without calibration (`brier models calibrate` measures this one). */
+export async function createRawEngine(config: Config, events: PoolEvents = {}): Promise<DecisionEngine> {
   if (config.workers.length > 0) {
     const { createWorkerPool } = await import('./upstream/workers.ts');
     return createWorkerPool(config, events);

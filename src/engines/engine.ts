@@ -1,3 +1,4 @@
+import type { EngineCalibration } from './calibrated.ts';
 import type { DecisionQuestion, DecisionRequest } from './request.ts';
 
 /**
@@ -37,7 +38,7 @@ export interface EngineAnswer {
 
 /** Static facts about the model an engine serves, for /v1/models and the console. */
 export interface ModelInfo {
-  /** The exact versioned id, e.g. brier-lite-3.4.0. */
+  /** The exact versioned id, e.g. brier-lite-4.0.0. */
   id: string;
   description: string;
   /** YYYY-MM-DD */
@@ -100,4 +101,10 @@ export interface DecisionEngine {
   attachMetrics?(metrics: EngineMetrics): void;
   /** State features for adapters' probes (optional). */
   readonly features?: EngineFeatures;
+  /**
+   * The calibration of a model Brier did not train (src/engines/calibrated.ts): null until loaded.
+   * Absent: the engine's probabilities are calibrated by its own training (brier-lite) or it is a
+   * test engine.
+   */
+  readonly calibration?: EngineCalibration | null;
 }

@@ -24,12 +24,14 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { AdapterStore } from '../domain/adapters.ts';
+import { type DistillSpec, type DistillStore, stateHash } from '../domain/distill.ts';
 import type { ExampleStore, StoredExample } from '../domain/examples.ts';
 import type { Job, JobQueue } from '../domain/jobs.ts';
 import type { Retention } from '../domain/retention.ts';
 import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
 import type { DecisionEngine } from '../engines/engine.ts';
 import type { EngineHost } from '../engines/host.ts';
+import type { Teachers } from '../engines/teachers.ts';
 import { isDomainError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
@@ -86,7 +88,15 @@ export interface JobRunnerDeps {
   fit?: Fitter | undefined;
   /** Names this process as a lease owner (default host:pid:random); each run holds its lease as `<owner>#<n>`. */
   owner?: string | undefined;
+  /** Distillation jobs (issue 34): the configured teachers and the soft labels' store. */
+  teachers?: Teachers | undefined;
+  distill?: DistillStore | undefined;
 }
+
+/** Weight of an account's true label against a teacher's soft label in distillation (default; documented). */
+export const DEFAULT_HUMAN_WEIGHT = 3;
+/** Teacher calls that may fail (after their retries) before a distillation job fails: this share of them. */
+const MAX_FAILED_SHARE = 0.5;
 
 /**
  * A choice template's option features in canonical class order (a probe's label prior), or null:
@@ -322,6 +332,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
     beat.unref();
     try {
       if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw stop('not-held', 'lost at the start');
+      if (job.kind === 'distill') {
+        await distill(job, lease, abort, latest, began);
+        return;
+      }
       const read = await featurize(job, abort.signal, (p, message, examples) => {
         Object.assign(
           latest,
@@ -420,6 +434,283 @@ export function createJobRunner(deps: JobRunnerDeps) {
     } finally {
       clearInterval(beat);
     }
+  }
+
+  /**
+   * A distillation job (issue 34): asks the teacher about the job's states (each state once, with
+   * every template it has no soft label for yet, `spec.concurrency` calls at once, at most
+   * `spec.budget` calls), storing its distributions as soft labels as they come (a restarted job does
+   * not ask again); reads every labelled state with the base model; fits to the teacher's
+   * distributions (src/training/adapter-fit.ts fitDistilledTemplate) and stores the adapter with its
+   * teacher (and its fallback) where it is closer to the teacher than the base model.
+   */
+  async function distill(
+    job: Job,
+    lease: string,
+    abort: AbortController,
+    latest: { progress: number; stage: string; message: string; examples?: number; teacherCalls?: number },
+    began: number,
+  ): Promise<void> {
+    const spec = job.spec as DistillSpec;
+    const signal = abort.signal;
+    const teacher = deps.teachers?.get(spec.teacher);
+    const store = deps.distill;
+    if (!teacher || !store) throw new Error(`teacher ${spec.teacher} is not configured on this server`);
+    const questions = new Map(
+      Object.entries(spec.questions)
+        .filter(([id]) => !job.templates || job.templates.includes(id))
+        .map(([id, q]) => {
+          const question = JSON.parse(q) as WireQuestion;
+          return [id, { question, labels: templateLabels(question) }] as const;
+        }),
+    );
+    const ids = [...questions.keys()];
+    if (ids.length === 0) throw new Error('the job has no question template left');
+    const states =
+      spec.source === 'states'
+        ? await store.states(job.userId, spec.maxStates)
+        : await store.retainedStates(job.userId, spec.maxStates);
+    // 1. The teacher's labels, for the states and templates that have none yet.
+    const have = await store.labelled(job.userId, spec.teacher, ids);
+    const todo = states
+      .map((state) => {
+        const h = stateHash(state);
+        return { state, missing: ids.filter((id) => !have.get(id)?.has(h)) };
+      })
+      .filter((t) => t.missing.length > 0);
+    let calls = job.teacherCalls;
+    const asked = todo.slice(0, Math.max(0, spec.budget - calls));
+    let failed = 0;
+    let lastFailure = '';
+    let next = 0;
+    let answered = 0;
+    Object.assign(latest, {
+      stage: 'labelling',
+      message: `asking teacher ${spec.teacher} about ${asked.length} states`,
+      teacherCalls: calls,
+    });
+    const labelStarted = performance.now();
+    const worker = async () => {
+      while (next < asked.length) {
+        signal.throwIfAborted();
+        const item = asked[next++] as (typeof asked)[number];
+        const qs = item.missing.map((id) => questions.get(id)?.question as WireQuestion);
+        try {
+          const request = toDecisionRequest(JSON.parse(item.state) as WireState, qs);
+          calls++;
+          const answer = await teacher.ask(request, signal);
+          await store.addSoftLabels(
+            job.userId,
+            spec.teacher,
+            job.id,
+            item.missing.map((templateId, i) => ({
+              templateId,
+              state: item.state,
+              distribution: toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []),
+            })),
+          );
+        } catch (error) {
+          if (signal.aborted) throw error;
+          failed++;
+          lastFailure = error instanceof Error ? error.message : String(error);
+          if (failed > Math.max(2, MAX_FAILED_SHARE * asked.length)) {
+            next = asked.length; // the other workers take no more states
+            throw new Error(`the teacher failed on ${failed} states (${lastFailure})`);
+          }
+        }
+        answered++;
+        Object.assign(latest, {
+          progress: 0.4 * (answered / Math.max(1, asked.length)),
+          message: `teacher ${spec.teacher} answered ${answered - failed} of ${asked.length} states (${calls} calls of a budget of ${spec.budget})`,
+          teacherCalls: calls,
+        });
+      }
+    };
+    const parallel = Math.max(1, Math.min(spec.concurrency, teacher.concurrency, asked.length));
+    await Promise.all(Array.from({ length: parallel }, worker));
+    const labellingSeconds = (performance.now() - labelStarted) / 1000;
+    if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw stop('not-held', 'lost after labelling');
+
+    // 2. Every labelled state read by the base model: the teacher's rows, with the account's true labels.
+    const soft = await store.softLabels(job.userId, spec.teacher, ids);
+    const inJob = new Set(states);
+    const human = new Map<string, number>();
+    for (const e of await deps.examples.list(job.userId, ids)) {
+      const label = questions.get(e.templateId)?.labels.indexOf(e.label) ?? -1;
+      if (label >= 0) human.set(`${e.templateId}\u0000${e.state}`, label);
+    }
+    type Item = { templateId: string; target: number[] | null; truth: number | null };
+    const byState = new Map<string, Item[]>();
+    const push = (state: string, item: Item) => {
+      const list = byState.get(state);
+      if (list) list.push(item);
+      else byState.set(state, [item]);
+    };
+    const taught = new Set<string>();
+    for (const l of soft) {
+      if (!inJob.has(l.state) && spec.source === 'retained') continue;
+      const key = `${l.templateId}\u0000${l.state}`;
+      taught.add(key);
+      push(l.state, { templateId: l.templateId, target: l.distribution, truth: human.get(key) ?? null });
+    }
+    for (const [key, label] of human) {
+      if (taught.has(key)) continue;
+      const [templateId, state] = key.split('\u0000') as [string, string];
+      push(state, { templateId, target: null, truth: label });
+    }
+    const rows = new Map<string, FitTemplate['rows']>(ids.map((id) => [id, []]));
+    const features = host.engine.features;
+    const entries = [...byState].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const readStarted = performance.now();
+    let read = 0;
+    let skipped = 0;
+    Object.assign(latest, {
+      progress: 0.4,
+      stage: 'reading',
+      message: `reading ${entries.length} states with the base model`,
+    });
+    const readOne = async ([stateJson, items]: [string, Item[]]) => {
+      const qs = items.map((it) => questions.get(it.templateId)?.question as WireQuestion);
+      const request = toDecisionRequest(JSON.parse(stateJson) as WireState, qs);
+      let answer: Awaited<ReturnType<EngineHost['background']>>;
+      try {
+        answer = await host.background(
+          request,
+          items.map((it) => it.templateId),
+          signal,
+        );
+      } catch (error) {
+        if (isDomainError(error) && error.code === 'MAX_TOKENS') return null;
+        throw error;
+      }
+      const state = features ? await features.state(request, signal) : null;
+      return items.map((it, i) => {
+        const base = toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []);
+        const row: FitTemplate['rows'][number] = it.target
+          ? {
+              base,
+              state,
+              label: it.target.indexOf(Math.max(...it.target)),
+              target: it.target,
+              source: 'teacher',
+              truth: it.truth,
+            }
+          : { base, state, label: it.truth ?? 0, source: 'human' };
+        return { templateId: it.templateId, row };
+      });
+    };
+    for (let i = 0; i < entries.length; ) {
+      signal.throwIfAborted();
+      const quiet = await yieldToTraffic(signal);
+      const chunk = entries.slice(i, i + (quiet ? batch : 1));
+      const t0 = performance.now();
+      const results = await withEngine(() => Promise.all(chunk.map(readOne)), signal);
+      results.forEach((r) => {
+        if (r === null) skipped++;
+        for (const x of r ?? []) rows.get(x.templateId)?.push(x.row);
+      });
+      i += chunk.length;
+      read += chunk.length;
+      Object.assign(latest, {
+        progress: 0.4 + 0.4 * (read / Math.max(1, entries.length)),
+        message: `read ${read} of ${entries.length} states with the base model`,
+      });
+      if (!quiet) await sleep((performance.now() - t0) * (1 / share - 1), signal);
+    }
+    const readingSeconds = (performance.now() - readStarted) / 1000;
+    const templates: FitTemplate[] = [];
+    for (const [id, t] of questions) {
+      const r = rows.get(id) ?? [];
+      if (r.length === 0) continue;
+      templates.push({
+        template: id,
+        type: t.question.type,
+        labels: t.labels,
+        rows: r,
+        labelStates: await withEngine(() => labelStatesOf(host.engine, t.question, signal), signal),
+      });
+    }
+    if (templates.length === 0) throw new Error('the teacher labelled no state of these templates');
+
+    // 3. The fit, and the adapter where it is closer to the teacher than the base model.
+    Object.assign(latest, { progress: 0.8, stage: 'fitting', message: `fitting ${templates.length} templates` });
+    if (!(await deps.jobs.heartbeat(job.id, lease, leaseMs, latest))) throw stop('not-held', 'lost before fitting');
+    const fitStarted = performance.now();
+    const result = await fit(
+      {
+        type: 'fit',
+        base: host.engine.info.id,
+        features: host.engine.features?.id ?? null,
+        templates,
+        minExamples: MIN_EXAMPLES_PER_TEMPLATE,
+        distill: { teacher: spec.teacher, humanWeight: spec.humanWeight },
+      },
+      (done, message) => Object.assign(latest, { progress: 0.8 + 0.2 * done, stage: 'fitting', message }),
+      signal,
+    );
+    signal.throwIfAborted();
+    const served = result.reports.filter((r) => r.served).length;
+    const stats = teacher.stats();
+    const summary = {
+      teacher: spec.teacher,
+      states: states.length,
+      labelled_states: entries.length,
+      teacher_calls: calls,
+      failed_calls: failed,
+      budget: spec.budget,
+      teacher_ms_per_call: stats.msPerCall === null ? null : Math.round(stats.msPerCall * 10) / 10,
+      labelling_s: Math.round(labellingSeconds * 10) / 10,
+    };
+    const timing = {
+      reading_s: Math.round(readingSeconds * 10) / 10,
+      fitting_s: Math.round(((performance.now() - fitStarted) / 1000) * 10) / 10,
+      examples: templates.reduce((n, t) => n + t.rows.length, 0),
+      states: entries.length,
+    };
+    const base = host.engine.info.id;
+    latest.teacherCalls = calls;
+    await deps.jobs.heartbeat(job.id, lease, leaseMs, latest);
+    const stored = await deps.jobs.complete(
+      job.id,
+      lease,
+      {
+        message: (adapterId) =>
+          [
+            adapterId
+              ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates as teacher ${spec.teacher} would; the others fall back to the base model`
+              : `no adapter: no template came closer to teacher ${spec.teacher} than the base model on its held-out states (see each template's reason)`,
+            `${calls} teacher calls`,
+            failed > 0 ? `${failed} states the teacher failed on left out (${lastFailure.slice(0, 120)})` : '',
+            asked.length < todo.length ? `${todo.length - asked.length} states left unlabelled by the budget` : '',
+            skipped > 0 ? `${skipped} states over the model's limits left out` : '',
+          ]
+            .filter(Boolean)
+            .join('; '),
+        result: { base, templates: result.reports, timing, distill: summary },
+        runMs: performance.now() - began,
+      },
+      async (tx) => {
+        if (!result.artifact) return null;
+        await deps.adapters.checkRoom(job.userId, tx);
+        return (
+          await deps.adapters.create(
+            job.userId,
+            {
+              base,
+              jobId: job.id,
+              artifact: JSON.stringify(result.artifact),
+              report: JSON.stringify(result.reports),
+              teacher: spec.teacher,
+              fallback:
+                spec.fallbackThreshold === null ? null : { teacher: spec.teacher, threshold: spec.fallbackThreshold },
+            },
+            tx,
+          )
+        ).id;
+      },
+    );
+    if (!stored) throw stop('not-held', 'lost before storing');
+    logger.info({ job: job.id, adapter: stored.adapterId, served, ...summary, ...timing }, 'distillation job done');
   }
 
   let runs = 0;

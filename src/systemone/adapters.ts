@@ -14,6 +14,8 @@ export interface AdapterRecord {
   base: string;
   artifact: string;
   createdAt: number;
+  /** Opt-in fallback to a teacher (issue 34). */
+  fallback?: { teacher: string; threshold: number } | null;
 }
 
 export interface AdapterSource {
@@ -26,6 +28,7 @@ export interface AdapterSource {
 export interface ServedAdapter extends Adapter {
   id: string;
   createdAt: number;
+  fallback: { teacher: string; threshold: number } | null;
 }
 
 export function createAdapterResolver(source: AdapterSource, engine: DecisionEngine, options: { ttlMs?: number } = {}) {
@@ -46,14 +49,19 @@ export function createAdapterResolver(source: AdapterSource, engine: DecisionEng
     let a = parsed.get(key);
     if (!a) {
       try {
-        a = { ...parseAdapter(JSON.parse(r.artifact) as AdapterFile), id: r.id, createdAt: r.createdAt };
+        a = {
+          ...parseAdapter(JSON.parse(r.artifact) as AdapterFile),
+          id: r.id,
+          createdAt: r.createdAt,
+          fallback: null,
+        };
       } catch {
         return null;
       }
       parsed.set(key, a);
     }
     if (a.features !== null && a.features !== engine.features?.id) return null;
-    return a;
+    return { ...a, fallback: r.fallback ?? null };
   }
 
   /** The account's adapter `id` if this server can serve it; undefined for any other id (or account). */

@@ -115,7 +115,13 @@ export function canonicalLabel(q: WireQuestion, value: unknown): { label: string
   }
 }
 
-function issue(line: number, path: (string | number)[], msg: string, input: unknown, type = 'value_error'): FieldIssue {
+export function issue(
+  line: number,
+  path: (string | number)[],
+  msg: string,
+  input: unknown,
+  type = 'value_error',
+): FieldIssue {
   return { type, loc: ['body', line, ...path], msg: `line ${line}: ${describePath(path)}: ${msg}`, input };
 }
 
@@ -183,8 +189,19 @@ function checkRow(line: number, value: unknown): { row?: ParsedRow; issues: Fiel
  * VALIDATION error listing problems by line and field (`loc`: body, line, field...).
  */
 export function parseLabelledJsonl(text: string): ParsedRow[] {
+  return parseJsonLines(text, checkRow);
+}
+
+/**
+ * A JSON Lines upload parsed and bounded line by line (UPLOAD_LIMITS), each line checked by `check`;
+ * all or nothing, problems named by line and field. Labelled examples and unlabelled states share it.
+ */
+export function parseJsonLines<T>(
+  text: string,
+  check: (line: number, value: unknown) => { row?: T; issues: FieldIssue[] },
+): T[] {
   const lines = text.split('\n');
-  const rows: ParsedRow[] = [];
+  const rows: T[] = [];
   const issues: FieldIssue[] = [];
   let invalid = 0;
   let count = 0;
@@ -223,7 +240,7 @@ export function parseLabelledJsonl(text: string): ParsedRow[] {
       issues.push(issue(line, bounds.path, msg, null, type));
       continue;
     }
-    const checked = checkRow(line, value);
+    const checked = check(line, value);
     if (checked.row) rows.push(checked.row);
     else {
       invalid++;

@@ -17,6 +17,7 @@ export function describeModel(engine: DecisionEngine): ModelEntry {
     release_date: engine.info.releaseDate,
     context_limit: engine.limits.contextTokens,
     input_limit: engine.limits.inputTokens,
+    x_calibrated: engine.calibration === undefined ? true : (engine.calibration?.calibrated ?? false),
   };
 }
 
@@ -30,5 +31,6 @@ export function describeAdapter(engine: DecisionEngine, adapter: ServedAdapter):
     release_date: new Date(adapter.createdAt).toISOString().slice(0, 10),
     context_limit: engine.limits.contextTokens,
     input_limit: engine.limits.inputTokens,
+    x_calibrated: engine.calibration === undefined ? true : (engine.calibration?.calibrated ?? false),
   };
 }

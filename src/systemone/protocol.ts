@@ -211,6 +211,10 @@ export const ModelEntry = z
     release_date: z.string().openapi({ example: '2026-11-22' }),
     context_limit: z.number().int().openapi({ description: 'Max tokens of the state plus all questions.' }),
     input_limit: z.number().int().openapi({ description: 'Max tokens of the state plus the longest question.' }),
+    x_calibrated: z.boolean().optional().openapi({
+      description:
+        'Brier extension. false: a GGUF or upstream model whose probabilities no calibration was fitted for (`brier models calibrate`), answered mixed half and half with the uniform answer (or raw, with BRIER_UNCALIBRATED=raw). true: calibrated per question type, or the embedded model (calibrated by its training).',
+    }),
   })
   .openapi('Model');
 

@@ -4,6 +4,7 @@
  */
 import { applyHead } from '../engines/adapters/adapter.ts';
 import type { EngineHost } from '../engines/host.ts';
+import type { Teachers } from '../engines/teachers.ts';
 import { fail } from '../lib/errors.ts';
 import { clip } from '../lib/json-bounds.ts';
 import type { AdapterResolver, ServedAdapter } from './adapters.ts';
@@ -19,6 +20,8 @@ export interface Consumption {
   questions: number;
   inputTokens: number;
   outputTokens: number;
+  /** Calls made to a teacher for this request (an adapter's fallback), counted apart. */
+  teacherCalls?: number;
 }
 
 /**
@@ -48,6 +51,22 @@ export interface SystemOneOptions {
    * 0.2.0 (`abstained`, `answered_by`) next to `x_abstained` and `x_answered_by`. Default false.
    */
   legacyExtensionFields?: boolean | undefined;
+  /** The configured teachers, for adapters that fall back to theirs (issue 34). */
+  teachers?: Teachers | undefined;
+  /** Told when a fallback's teacher failed (the adapter's answer is served then). */
+  onTeacherError?: ((error: unknown, teacher: string) => void) | undefined;
+}
+
+/** The `x_answered_by` of an answer given by a teacher in an adapter's place. */
+export const teacherModel = (id: string) => `teacher:${id}`;
+
+/**
+ * An answer's confidence as its fallback reads it: choice and score their wire `confidence`; a noul
+ * |2p - 1| (the choice formula for two options).
+ */
+export function answerConfidence(answer: WireAnswer): number {
+  if (answer.type === 'noul') return Math.abs(2 * (answer.noul ?? 0.5) - 1);
+  return answer.confidence ?? 0;
 }
 
 /** An answer with the deprecated unprefixed copies of its extensions (BRIER_LEGACY_EXTENSION_FIELDS). */
@@ -122,6 +141,8 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
     const request = toDecisionRequest(body.state, wire);
     const result = await host.answer(request, ids, signal);
     const answers: Record<string, WireAnswer> = {};
+    /** Adapter answers under the fallback's threshold: asked of the teacher after the loop. */
+    const unsure: number[] = [];
     let state: Float32Array | null | undefined;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as string;
@@ -138,17 +159,46 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
           applyHead(head, toCanonical(question, base), head.weights ? (state ?? null) : null),
         );
         answer = { ...toWireAnswer(question, p), x_answered_by: adapter.id };
+        if (adapter.fallback && answerConfidence(answer) < adapter.fallback.threshold) unsure.push(i);
       } else {
         answer = adapter
           ? { ...toWireAnswer(question, base), x_answered_by: engine.info.id }
           : toWireAnswer(question, base);
       }
-      answers[id] = options.legacyExtensionFields ? withLegacyNames(answer) : answer;
+      answers[id] = answer;
     }
+    // Opt-in fallback (issue 34): the unsure answers asked of the adapter's teacher, in one call.
+    let teacherCalls = 0;
+    const fallback = adapter?.fallback;
+    const teacher = fallback ? options.teachers?.get(fallback.teacher) : undefined;
+    if (fallback && teacher && unsure.length > 0) {
+      teacherCalls = 1;
+      try {
+        const asked = unsure.map((i) => wire[i] as WireQuestion);
+        // A live request: one retry at most (a failed teacher leaves the adapter's answers).
+        const taught = await teacher.ask(toDecisionRequest(body.state, asked), signal, { retries: 1 });
+        unsure.forEach((i, j) => {
+          answers[ids[i] as string] = {
+            ...toWireAnswer(asked[j] as WireQuestion, taught.probabilities[j] ?? []),
+            x_answered_by: teacherModel(teacher.id),
+          };
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        options.onTeacherError?.(error, teacher.id);
+      }
+    }
+    if (options.legacyExtensionFields) for (const id of ids) answers[id] = withLegacyNames(answers[id] as WireAnswer);
     const usage = { input_tokens: result.inputTokens, output_tokens: result.outputTokens };
     return {
       response: { model, answers, usage },
-      consumed: { model, questions: ids.length, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens },
+      consumed: {
+        model,
+        questions: ids.length,
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens,
+        teacherCalls,
+      },
     };
   }
 

@@ -25,13 +25,21 @@ import {
   type HeadFile,
   parseAdapter,
 } from '../engines/adapters/adapter.ts';
-import type { FitReport, FitRow, FitTemplate } from '../engines/adapters/fit-protocol.ts';
+import type {
+  DistillReport,
+  FitReport,
+  FitRow,
+  FitTemplate,
+  TeacherAgreement,
+} from '../engines/adapters/fit-protocol.ts';
 import type { ReliabilityBin } from '../lib/scoring.ts';
 import { mulberry32 } from '../lib/seeded.ts';
 import {
   asServed,
+  brierScore,
   computeMetrics,
   confidencePairs,
+  ece,
   eceNoiseFloor,
   type MetricItem,
   type Metrics,
@@ -77,6 +85,8 @@ export interface FitOptions {
   project?: boolean;
   /** Called after each fit with the share done (0..1) and what is being done. */
   onProgress?: (done: number, message: string) => void;
+  /** Distillation (issue 34): fit to a teacher's rows (fitDistilledTemplate), human labels weighted `humanWeight`. */
+  distill?: { teacher: string; humanWeight: number } | undefined;
 }
 
 export type MeasuredMetrics = Metrics & { eceFloor: number };
@@ -125,6 +135,13 @@ interface Data {
   /** The states, or their coordinates in `basis` (projected: n x r). */
   states: Float32Array | Float64Array | null;
   y: Int32Array;
+  /**
+   * Targets (n x k): a row's distribution to fit (a teacher's soft label, issue 34) or its label
+   * one-hot. With one-hot targets and unit weights every loss below is the plain NLL of before.
+   */
+  t: Float64Array;
+  /** Row weights (n): human labels above a teacher's in distillation; 1 otherwise. */
+  w: Float64Array;
   /** s_i . e_j (n x k) when label features exist, else null. */
   affinity: Float64Array | null;
   /** The label features (k x full dimensions) behind `affinity`. */
@@ -200,10 +217,15 @@ function toData(t: TemplateData, project = true): Data {
   const logBase = new Float64Array(n * k);
   const states = withStates ? new Float32Array(n * d) : null;
   const y = new Int32Array(n);
+  const targets = new Float64Array(n * k);
+  const weights = new Float64Array(n);
   t.rows.forEach((r, i) => {
     for (let j = 0; j < k; j++) logBase[i * k + j] = Math.log(Math.max(1e-12, r.base[j] ?? 0));
     if (states && r.state) states.set(r.state, i * d);
     y[i] = r.label;
+    if (r.target && r.target.length === k) for (let j = 0; j < k; j++) targets[i * k + j] = r.target[j] ?? 0;
+    else targets[i * k + r.label] = 1;
+    weights[i] = r.weight ?? 1;
   });
   const ls = t.labelStates;
   // a class without label features (null) gets none: its weights and bias alone
@@ -224,7 +246,21 @@ function toData(t: TemplateData, project = true): Data {
         affinity[i * k + j] = v;
       }
   }
-  const full = { n, k, d, logBase, states, y, affinity, labelStates, basis: null, full: states, fullDim: d };
+  const full = {
+    n,
+    k,
+    d,
+    logBase,
+    states,
+    y,
+    t: targets,
+    w: weights,
+    affinity,
+    labelStates,
+    basis: null,
+    full: states,
+    fullDim: d,
+  };
   if (!states || !project || n >= d) return full;
   const span = rowSpan(states, n, d);
   return { ...full, d: span.r, states: span.coords, basis: span.basis };
@@ -279,21 +315,39 @@ function exponentiate(z: Float64Array, k: number): number {
   return sum;
 }
 
-/** Mean NLL over `rows` plus the penalties; writes the gradient. */
+/** The sum of the rows' weights (their count when every weight is 1). */
+function weightOf(data: Data, rows: ArrayLike<number>): number {
+  let w = 0;
+  for (let r = 0; r < rows.length; r++) w += data.w[rows[r] ?? 0] ?? 1;
+  return w;
+}
+
+/** -sum_j t_ij ln(z_j / sum): the cross-entropy of row i's target to softmax weights z (NLL for a one-hot target). */
+function crossEntropy(data: Data, i: number, z: ArrayLike<number>, sum: number): number {
+  const k = data.k;
+  let loss = 0;
+  for (let j = 0; j < k; j++) {
+    const tj = data.t[i * k + j] ?? 0;
+    if (tj > 0) loss -= tj * Math.log(Math.max(1e-300, (z[j] ?? 0) / sum));
+  }
+  return loss;
+}
+
+/** Mean weighted cross-entropy to the targets over `rows` plus the penalties; writes the gradient. */
 function objective(data: Data, rows: Int32Array, lambda: number, probe: boolean) {
   const { k, d } = data;
   const z = new Float64Array(k);
   return (x: Float64Array, g: Float64Array): number => {
     g.fill(0);
     let loss = 0;
-    const inv = 1 / Math.max(1, rows.length);
+    const inv = 1 / Math.max(1e-12, weightOf(data, rows));
     for (const i of rows) {
       logits(data, i, x, probe, z);
       const sum = exponentiate(z, k);
-      const yi = data.y[i] ?? 0;
-      loss += -Math.log(Math.max(1e-300, (z[yi] ?? 0) / sum));
+      const wi = data.w[i] ?? 1;
+      loss += wi * crossEntropy(data, i, z, sum);
       for (let j = 0; j < k; j++) {
-        const r = ((z[j] ?? 0) / sum - (j === yi ? 1 : 0)) * inv;
+        const r = ((z[j] ?? 0) / sum - (data.t[i * k + j] ?? 0)) * wi * inv;
         g[0] = (g[0] ?? 0) + r * (data.logBase[i * k + j] ?? 0);
         g[1 + j] = (g[1 + j] ?? 0) + r;
         if (probe && data.states) {
@@ -327,21 +381,41 @@ function fit(data: Data, rows: Int32Array, lambda: number, probe: boolean, maxIt
   return lbfgs(objective(data, rows, lambda, probe), x, { maxIterations, gradientTolerance: 1e-5 }).x;
 }
 
-function nllOf(z: ArrayLike<number>, y: number, temperature: number): number {
+/** Cross-entropy of `target` to softmax(z / temperature) (the NLL for a one-hot target). */
+function nllOf(z: ArrayLike<number>, target: readonly number[], temperature: number): number {
   let max = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < z.length; j++) max = Math.max(max, (z[j] ?? 0) / temperature);
   let sum = 0;
   for (let j = 0; j < z.length; j++) sum += Math.exp((z[j] ?? 0) / temperature - max);
-  return -((z[y] ?? 0) / temperature - max - Math.log(sum));
+  const log = Math.log(sum);
+  let loss = 0;
+  for (let j = 0; j < z.length; j++) {
+    const tj = target[j] ?? 0;
+    if (tj > 0) loss -= tj * ((z[j] ?? 0) / temperature - max - log);
+  }
+  return loss;
 }
+
+/** Targets as rows: one-hot labels. */
+const hard = (y: readonly number[], k: number) =>
+  y.map((label) => Array.from({ length: k }, (_, j) => (j === label ? 1 : 0)));
 
 /** The temperature minimising the NLL of `z` (golden-section search on ln T in [ln 0.05, ln 20]). */
 export function fitTemperature(z: readonly (readonly number[])[], y: readonly number[]): number {
+  return fitSoftTemperature(z, hard(y, z[0]?.length ?? 0));
+}
+
+/** The temperature minimising the weighted cross-entropy of `targets` to softmax(z / T). */
+function fitSoftTemperature(
+  z: readonly (readonly number[])[],
+  targets: readonly (readonly number[])[],
+  weights?: readonly number[],
+): number {
   const loss = (lnT: number) => {
     const t = Math.exp(lnT);
     let s = 0;
     z.forEach((row, i) => {
-      s += nllOf(row, y[i] ?? 0, t);
+      s += (weights?.[i] ?? 1) * nllOf(row, targets[i] ?? [], t);
     });
     return s;
   };
@@ -495,12 +569,16 @@ function outOfFold(
   };
 }
 
-function meanNll(z: number[][], ys: number[], temperature: number): number {
+/** Weighted mean cross-entropy of the targets (one-hot labels: the mean NLL). */
+function meanNll(z: number[][], targets: number[][], weights: number[], temperature: number): number {
   let s = 0;
+  let w = 0;
   z.forEach((row, i) => {
-    s += nllOf(row, ys[i] ?? 0, temperature);
+    const wi = weights[i] ?? 1;
+    s += wi * nllOf(row, targets[i] ?? [], temperature);
+    w += wi;
   });
-  return s / Math.max(1, z.length);
+  return s / Math.max(1e-12, w);
 }
 
 /** A candidate head: its cross-validated NLL and how to fit what is served. */
@@ -541,17 +619,17 @@ function fitStack(
 ): { stack: Float64Array; nll: number } {
   const { k } = data;
   const z = new Float64Array(k);
-  const inv = 1 / Math.max(1, rows.length);
+  const inv = 1 / Math.max(1e-12, weightOf(data, rows));
   const objective = (x: Float64Array, g: Float64Array): number => {
     g.fill(0);
     let loss = 0;
     for (const i of rows) {
       stackLogits(data, l, x, i, z);
       const sum = exponentiate(z, k);
-      const yi = data.y[i] ?? 0;
-      loss -= Math.log(Math.max(1e-300, (z[yi] ?? 0) / sum)) * inv;
+      const wi = data.w[i] ?? 1;
+      loss += crossEntropy(data, i, z, sum) * wi * inv;
       for (let j = 0; j < k; j++) {
-        const r = ((z[j] ?? 0) / sum - (j === yi ? 1 : 0)) * inv;
+        const r = ((z[j] ?? 0) / sum - (data.t[i * k + j] ?? 0)) * wi * inv;
         g[0] = (g[0] ?? 0) + r * (data.logBase[i * k + j] ?? 0);
         g[1] = (g[1] ?? 0) + r * (l[i * k + j] ?? 0);
         g[2 + j] = (g[2 + j] ?? 0) + r;
@@ -663,13 +741,13 @@ function fitOnRows(
 ): FittedHead {
   const k = data.k;
   const maxIterations = options.maxIterations ?? 150;
-  const ys = Array.from(data.y);
-  const trainY = train.map((i) => ys[i] ?? 0);
+  const trainT = train.map((i) => Array.from(data.t.subarray(i * k, (i + 1) * k)));
+  const trainW = train.map((i) => data.w[i] ?? 1);
   const report: { candidates: { name: string; nll: number }[] } = { candidates: [] };
   // Candidates by cross-validated NLL on the training rows.
   const candidates: Candidate[] = [];
   const baseZ = train.map((i) => Array.from(data.logBase.subarray(i * k, (i + 1) * k)));
-  report.candidates.push({ name: 'base model', nll: meanNll(baseZ, trainY, 1) });
+  report.candidates.push({ name: 'base model', nll: meanNll(baseZ, trainT, trainW, 1) });
   progress?.('calibration: cross-validating');
   const cal = outOfFold(data, train, fold, folds, 0, false, maxIterations);
   candidates.push({
@@ -677,7 +755,7 @@ function fitOnRows(
     data,
     probe: false,
     lambda: 0,
-    nll: meanNll(cal.z, trainY, 1),
+    nll: meanNll(cal.z, trainT, trainW, 1),
     temperature: 1,
     mean: cal.mean,
   });
@@ -696,13 +774,13 @@ function fitOnRows(
         const name = `probe${variant.suffix} (L2 ${lambda})`;
         progress?.(`${name}: cross-validating`);
         const { z, mean } = outOfFold(variant.data, train, fold, folds, lambda, true, maxIterations);
-        const temperature = fitTemperature(z, trainY);
+        const temperature = fitSoftTemperature(z, trainT, trainW);
         candidates.push({
           name,
           data: variant.data,
           probe: true,
           lambda,
-          nll: meanNll(z, trainY, temperature),
+          nll: meanNll(z, trainT, trainW, temperature),
           temperature,
           mean,
         });
@@ -729,10 +807,11 @@ function fitOnRows(
 
 /**
  * A head fitted on every row of `t` (no hold-out: the caller measures it on rows of its own), for
- * benchmarks' learning curves. Null when there are fewer than 2 classes.
+ * benchmarks' learning curves. Null when there are fewer than 2 classes (hard labels only).
  */
 export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHead | null {
-  if (new Set(t.rows.map((r) => r.label)).size < 2) return null;
+  // Hard labels need two classes; a teacher's distributions (targets) are fitted whatever their argmax.
+  if (new Set(t.rows.map((r) => r.label)).size < 2 && !t.rows.some((r) => r.target)) return null;
   const data = toData(t, options.project);
   const ys = Array.from(data.y);
   const folds = Math.max(2, Math.min(options.maxFolds ?? 5, Math.floor(t.rows.length / 8)));
@@ -820,12 +899,180 @@ export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?
   return done(better ? file : null);
 }
 
+const argmaxOf = (p: readonly number[]) => p.reduce((best, v, j) => (v > (p[best] ?? 0) ? j : best), 0);
+
+/** KL(t || p) in nats, p clipped at 1e-12. */
+function kl(t: readonly number[], p: readonly number[]): number {
+  let s = 0;
+  for (let j = 0; j < t.length; j++) {
+    const tj = t[j] ?? 0;
+    if (tj > 0) s += tj * (Math.log(tj) - Math.log(Math.max(1e-12, p[j] ?? 0)));
+  }
+  return s;
+}
+
+/** Held-out measures of answers `p` against the teacher's `t` (and the true labels where known). */
+export function teacherAgreement(
+  items: readonly { p: readonly number[]; t: readonly number[]; truth: number | null }[],
+) {
+  const n = Math.max(1, items.length);
+  let agree = 0;
+  let brier = 0;
+  let div = 0;
+  let right = 0;
+  let known = 0;
+  for (const it of items) {
+    if (argmaxOf(it.p) === argmaxOf(it.t)) agree++;
+    brier += brierScore(it.p, it.t);
+    div += kl(it.t, it.p);
+    if (it.truth !== null) {
+      known++;
+      if (argmaxOf(it.p) === it.truth) right++;
+    }
+  }
+  const pairs = confidencePairs(items.map((it) => ({ p: it.p, t: oneHot(it.t.length, argmaxOf(it.t)) })));
+  const out: TeacherAgreement = {
+    agreement: agree / n,
+    brier: brier / n,
+    kl: div / n,
+    ece: ece(pairs),
+    accuracy: known > 0 ? right / known : null,
+  };
+  return out;
+}
+
+/**
+ * Fits one template from a teacher's distributions (issue 34). The teacher's rows (`source:
+ * 'teacher'`, `target` its distribution) are split as labelled rows are (25% held out, stratified by
+ * the teacher's argmax, seeded by the template); the head is fitted by cross-entropy to the teacher's
+ * distributions on the rest, with the account's true labels as rows of their own weighted
+ * `humanWeight`: a training state's label (`truth`) and the human-only rows. A held-out state's label
+ * is never fitted on: it only measures accuracy against the truth of the teacher, the base model and
+ * the adapter side by side. Served only when the adapter is closer to the teacher than the base model
+ * on the held-out states, by both KL and Brier against the teacher's distribution.
+ */
+export function fitDistilledTemplate(
+  t: TemplateData,
+  options: FitOptions & { distill: { teacher: string; humanWeight: number } },
+  progress?: (message: string) => void,
+) {
+  const started = performance.now();
+  const minExamples = options.minExamples ?? 20;
+  const { teacher, humanWeight } = options.distill;
+  const k = t.labels.length;
+  const report: TemplateReport = {
+    template: t.template,
+    type: t.type,
+    labels: t.labels,
+    n: t.rows.length,
+    nTrain: 0,
+    nTest: 0,
+    kind: null,
+    served: false,
+    reason: '',
+    before: null,
+    after: null,
+    prior: null,
+    reliability: null,
+    candidates: [],
+    chosen: null,
+    seconds: 0,
+  };
+  const done = (head: HeadFile | null) => {
+    report.seconds = (performance.now() - started) / 1000;
+    return { head, report };
+  };
+  const teacherRows = t.rows.filter((r) => r.source !== 'human' && r.target?.length === k);
+  const humanRows = t.rows.filter((r) => r.source === 'human');
+  if (teacherRows.length < minExamples) {
+    report.reason = `not fitted: the teacher labelled ${teacherRows.length} states, at least ${minExamples} are needed`;
+    return done(null);
+  }
+  const holdout = options.holdout ?? 0.25;
+  const folds = Math.max(2, Math.min(options.maxFolds ?? 5, Math.floor((teacherRows.length * (1 - holdout)) / 8)));
+  const split = splitRows(
+    teacherRows.map((r) => r.label),
+    holdout,
+    folds,
+    seedOf(t.template),
+  );
+  // The fitted rows: the teacher's training rows, their states' true labels, the human-only rows.
+  const rows: FitRow[] = split.train.map((i) => ({ ...(teacherRows[i] as FitRow), weight: 1 }));
+  for (const i of split.train) {
+    const r = teacherRows[i] as FitRow;
+    if (r.truth !== null && r.truth !== undefined)
+      rows.push({ ...r, label: r.truth, target: undefined, weight: humanWeight, source: 'human' });
+  }
+  for (const r of humanRows) rows.push({ ...r, target: undefined, weight: humanWeight });
+  const train = rows.map((_, i) => i);
+  const fold = new Map(train.map((i) => [i, i % folds]));
+  const data = toData({ ...t, rows }, options.project);
+  report.nTrain = rows.length;
+  report.nTest = split.test.length;
+  const fitted = fitOnRows(t, data, train, fold, folds, options, progress);
+  report.candidates.push(...fitted.candidates);
+  report.chosen = fitted.chosen;
+  report.kind = fitted.file.kind;
+  const head = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [fitted.file] }).heads.get(
+    t.template,
+  );
+  if (!head) throw new Error('adapter: the fitted head did not parse');
+  const ordinal = t.type === 'score';
+  const held = split.test.map((i) => teacherRows[i] as FitRow);
+  const base = held.map((r) => ({ p: asServed(r.base), t: r.target as number[], truth: r.truth ?? null, ordinal }));
+  const adapted = held.map((r) => ({
+    p: asServed(applyHead(head, r.base, r.state)),
+    t: r.target as number[],
+    truth: r.truth ?? null,
+    ordinal,
+  }));
+  // The standard fields measure against the teacher's distribution (its argmax for accuracy and ECE).
+  report.before = measured(base);
+  report.after = measured(adapted);
+  report.prior = computeMetrics(
+    held.map((r) => ({
+      p: majorityPrior(rows.filter((x) => x.source !== 'human').map((x) => x.target as number[])),
+      t: r.target as number[],
+      ordinal,
+    })),
+  );
+  report.reliability = { before: bins(base), after: bins(adapted) };
+  const truthKnown = held.filter((r) => r.truth !== null && r.truth !== undefined);
+  const distill: DistillReport = {
+    teacher,
+    nTest: held.length,
+    nTruth: truthKnown.length,
+    nHuman: rows.filter((r) => r.source === 'human').length,
+    humanWeight,
+    base: teacherAgreement(base),
+    adapter: teacherAgreement(adapted),
+    teacherAccuracy:
+      truthKnown.length > 0
+        ? truthKnown.filter((r) => argmaxOf(r.target as number[]) === r.truth).length / truthKnown.length
+        : null,
+  };
+  report.distill = distill;
+  const a = distill.adapter as TeacherAgreement;
+  const closer = a.kl < distill.base.kl && a.brier < distill.base.brier;
+  report.served = closer;
+  const fmt = (v: number) => v.toFixed(4);
+  const measuredOn = `on ${held.length} held-out states: KL to the teacher ${fmt(distill.base.kl)} -> ${fmt(a.kl)}, Brier to the teacher ${fmt(distill.base.brier)} -> ${fmt(a.brier)}, agreement ${fmt(distill.base.agreement)} -> ${fmt(a.agreement)}`;
+  report.reason = closer
+    ? `served: closer to the teacher than the base model ${measuredOn}`
+    : `not served: not closer to the teacher than the base model ${measuredOn}`;
+  return done(closer ? fitted.file : null);
+}
+
 /** Fits every template; the heads returned are the served ones. */
 export function fitAdapter(templates: readonly TemplateData[], options: FitOptions = {}): FitResult {
   const heads: HeadFile[] = [];
   const reports: TemplateReport[] = [];
   templates.forEach((t, index) => {
-    const { head, report } = fitTemplate(t, options, (message) =>
+    const fitOne = options.distill
+      ? (x: TemplateData, o: FitOptions, p: (m: string) => void) =>
+          fitDistilledTemplate(x, { ...o, distill: options.distill as NonNullable<FitOptions['distill']> }, p)
+      : fitTemplate;
+    const { head, report } = fitOne(t, options, (message) =>
       options.onProgress?.(index / templates.length, `${t.template}: ${message}`),
     );
     if (head) heads.push(head);

@@ -27,6 +27,7 @@ process.once('message', (raw) => {
       let last = 0;
       const result = fitAdapter(request.templates, {
         minExamples: request.minExamples,
+        distill: request.distill,
         onProgress: (done, message) => {
           // At most a few messages a second: progress is shown, not logged.
           const now = Date.now();

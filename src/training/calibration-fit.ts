@@ -28,7 +28,11 @@ export function fitCalibration(
   items: { logits: number[]; target: number; task: string }[],
   brierCap?: (task: string) => number,
   brier?: (p: number[], target: number) => number,
+  options: { minAlpha?: number } = {},
 ): CalibrationParams {
+  // (the lowest uniform weight allowed: a model calibration raises it until every held-out set stays
+  // at or below the uniform answer, src/training/model-calibration.ts)
+  const minAlpha = options.minAlpha ?? 0;
   const tasks = new Map<string, number>();
   for (const it of items) tasks.set(it.task, (tasks.get(it.task) ?? 0) + 1);
   const lossOf = (c: CalibrationParams): number => {
@@ -52,7 +56,7 @@ export function fitCalibration(
   const search = (temps: readonly number[], alphas: readonly number[]): void => {
     for (const temperature of temps)
       for (const alpha of alphas) {
-        if (alpha >= 1) continue;
+        if (alpha >= 1 || alpha < minAlpha) continue;
         const c = { temperature, alpha };
         const loss = lossOf(c);
         if (loss < bestLoss) {
@@ -63,14 +67,14 @@ export function fitCalibration(
   };
   search(
     [0.25, 0.35, 0.5, 0.7, 0.85, 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 14, 20, 30],
-    [0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
+    [0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, minAlpha],
   );
   if (best !== UNIFORM) {
     const { temperature: t0, alpha: a0 } = best;
     const steps = [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6];
     search(
       steps.map((j) => round(t0 * 1.05 ** j, 4)),
-      steps.map((j) => round(a0 + 0.01 * j, 2)).filter((a) => a >= 0),
+      steps.map((j) => round(a0 + 0.01 * j, 2)).filter((a) => a >= minAlpha),
     );
   }
   const rows = items.length / Math.max(1, tasks.size);

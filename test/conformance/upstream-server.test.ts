@@ -11,7 +11,12 @@ test('BRIER_MODEL=http://... serves another System One server through Brier (key
   const http = serve({ fetch: upstream.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => http.once('listening', r));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const server = await startServer({ BRIER_MODEL: base, BRIER_UPSTREAM_API_KEY: upstream.key });
+  // raw: the upstream's answers pass through as they come (by default an uncalibrated model is shrunk)
+  const server = await startServer({
+    BRIER_MODEL: base,
+    BRIER_UPSTREAM_API_KEY: upstream.key,
+    BRIER_UNCALIBRATED: 'raw',
+  });
   try {
     await waitHealthy(server.url);
     const client = new TypeSafeClient({
@@ -37,8 +42,9 @@ test('BRIER_MODEL=http://... serves another System One server through Brier (key
     ).json();
     assert.equal(res.answers.refund.noul, direct.answers.q0.noul);
     assert.equal(res.answers.team.choice, direct.answers.q1.choice);
-    const [card] = (await client.models.list()) as unknown as Array<{ description: string }>;
+    const [card] = (await client.models.list()) as unknown as Array<{ description: string; x_calibrated: boolean }>;
     assert.match(card?.description ?? '', /brier-fake-3\.0\.0/);
+    assert.equal(card?.x_calibrated, false, 'served raw, and said to be uncalibrated');
   } finally {
     await server.stop();
     http.close();

@@ -80,7 +80,7 @@ describe('playground: what an answer prefers', () => {
 
 describe('playground: the model a request names (an adapter) is kept', () => {
   const body = {
-    model: 'ft:brier-lite-3.7.0:3f9a1c2b7d4e',
+    model: 'ft:brier-lite-4.0.0:3f9a1c2b7d4e',
     state: 'Please refund the duplicate charge.',
     questions: { refund: { type: 'noul', instructions: 'Is the customer asking for money back?' } },
   };
@@ -96,7 +96,7 @@ describe('playground: the model a request names (an adapter) is kept', () => {
   test('in "call it from code": curl, TypeScript and Python send it', () => {
     const code = snippets('http://127.0.0.1:8080', toBody(fromBody(body)));
     for (const snippet of [code.curl, code.typescript, code.python]) {
-      assert.match(snippet, /"model": ?"ft:brier-lite-3\.7\.0:3f9a1c2b7d4e"/);
+      assert.match(snippet, /"model": ?"ft:brier-lite-4\.0\.0:3f9a1c2b7d4e"/);
     }
   });
 

@@ -10,6 +10,7 @@ const day = (date: string, requests: number, errors = 0): UsageDay => ({
   questions: requests,
   input_tokens: 10 * requests,
   output_tokens: requests,
+  teacher_calls: 0,
 });
 
 test('the usage table lists only the days with traffic, newest first', () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type BrowserContext, expect, type Page, test } from '@playwright/test';
 import { type ControlPlane, startControlPlane } from '../fixtures/control-plane.ts';
 import { linkIn } from '../fixtures/smtp-sink.ts';
+import { startTeacherServer, type TeacherServer } from '../fixtures/teacher-server.ts';
 
 /**
  * The built console (dist/console) served by the real service graph on loopback: SQLite, mail over
@@ -13,14 +14,33 @@ const SHOTS = 'test-results/screenshots';
 const PASSWORD = 'correct horse battery';
 
 let cp: ControlPlane;
+let teacher: TeacherServer;
+const TEACHER_KEY = 'e2e-teacher-key-0123456789abcdef';
 
 test.beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
+  // A System One teacher on loopback for distillation (issue 34).
+  teacher = await startTeacherServer({ key: TEACHER_KEY, sharpness: 1.2 });
   // The fake engine for speed and determinism, with the shipped model card for the model page.
-  cp = await startControlPlane('sqlite', { modelCardDir: path.resolve('models', 'brier-lite') });
+  cp = await startControlPlane('sqlite', {
+    modelCardDir: path.resolve('models', 'brier-lite'),
+    teachers: [
+      {
+        id: 'fixture',
+        kind: 'systemone',
+        target: teacher.url,
+        upstreamModel: undefined,
+        apiKey: TEACHER_KEY,
+        timeoutMs: 5000,
+        concurrency: 4,
+        retries: 2,
+      },
+    ],
+  });
 });
 test.afterAll(async () => {
   await cp?.close();
+  await teacher?.close();
 });
 
 /** Records the origin of every request the page makes. */
@@ -543,4 +563,44 @@ test('calibration you can see: outcomes of live answers charted by week, drift s
   await card.getByRole('button', { name: 'Retrain on these outcomes' }).click();
   await expect(page.getByRole('progressbar').first()).toBeVisible();
   await expect(page.getByRole('progressbar').first()).toHaveAttribute('aria-valuetext', /waiting for a worker/);
+});
+
+test('learn from a bigger model: upload states, see the teacher calls before starting, follow the job to its end', async ({
+  page,
+}) => {
+  await signInWithIdp(page, 'distill-e2e');
+  await page.getByRole('link', { name: 'Adapters', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Learn from a bigger model' })).toBeVisible();
+  const states = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({
+      state: `${['I was charged twice', 'the app crashes', 'where is your office'][i % 3]} (ticket ${i})`,
+    }),
+  );
+  await page.getByLabel('Unlabelled states').setInputFiles({
+    name: 'states.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: Buffer.from(states.join('\n')),
+  });
+  await page.getByRole('button', { name: 'Upload states' }).click();
+  await expect(page.getByText('Stored 40 unlabelled states; the account has 40.')).toBeVisible();
+  await expect(page.getByLabel('Teacher', { exact: true })).toHaveValue('fixture');
+  await page.getByLabel('Budget (teacher calls)').fill('30');
+  await page.getByRole('button', { name: 'Estimate the calls' }).click();
+  await expect(page.getByRole('status')).toContainText('40 states (0 already labelled), 1 templates: 30 teacher calls');
+  await page.getByRole('button', { name: 'Start distillation' }).click();
+  await expect(page.getByText(/Distillation job job_\w+ is queued/)).toBeVisible();
+  await expect(page.getByText('distillation from fixture: 0 of 30 teacher calls')).toBeVisible();
+  const bar = page.getByRole('progressbar').first();
+  cp.services.runner.start();
+  try {
+    await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
+  } finally {
+    await cp.services.runner.stop();
+  }
+  await expect(page.getByText('distillation from fixture: 30 of 30 teacher calls')).toBeVisible();
+  const adapter = page.getByRole('article', { name: /^Adapter ft:/ });
+  await expect(adapter.getByRole('table', { name: /Against teacher fixture: \d+ held-out states/ })).toBeVisible();
+  await expect(adapter.getByRole('columnheader', { name: 'Agreement with the teacher' })).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/teach-distill.png`, fullPage: true });
+  expect(await page.content()).not.toContain(TEACHER_KEY);
 });

@@ -284,7 +284,47 @@ function teachWrite(
   headers: Record<string, string>,
 ): FuzzRequest {
   const auth = pick(rng, ['session', 'session', 'key', 'none'] as const);
-  switch (int(rng, 0, 3)) {
+  switch (int(rng, 0, 6)) {
+    case 4: {
+      // Unlabelled states (issue 34): example lines (an unknown field each) or bare states.
+      const lines = Array.from({ length: pick(rng, [0, 1, 3, 30]) }, () =>
+        rng() < 0.5 ? exampleLine(rng) : `{"state":${anyJsonText(rng)}}`,
+      );
+      const type = pick(rng, TEACH_TYPES);
+      return {
+        label: 'POST /control/v1/states',
+        method: 'POST',
+        path: '/control/v1/states',
+        auth,
+        headers: type ? { 'content-type': type } : {},
+        body: mutate(lines.join('\n')),
+      };
+    }
+    case 5: {
+      const questions = rng() < 0.5 ? '{"q":{"type":"noul","instructions":"refund?"}}' : anyJsonText(rng);
+      const body = `{"teacher":${JSON.stringify(nasty(rng).slice(0, 100))},"questions":${questions},"budget":${anyJsonText(rng)},"dry_run":${pick(rng, ['true', 'false', '1', anyJsonText(rng)])}}`;
+      return {
+        label: 'POST /control/v1/distillation-jobs',
+        method: 'POST',
+        path: '/control/v1/distillation-jobs',
+        auth,
+        headers,
+        body: mutate(body),
+      };
+    }
+    case 6: {
+      const id = encodeURIComponent(
+        pick(rng, ['ft:brier-lite-3.7.0:000000000000', nasty(rng).slice(0, 200)]).replace(/\p{Cs}/gu, '\uFFFD'),
+      );
+      return {
+        label: 'PUT /control/v1/adapters/:id/fallback',
+        method: 'PUT',
+        path: `/control/v1/adapters/${id}/fallback`,
+        auth,
+        headers,
+        body: mutate(`{"threshold":${anyJsonText(rng)},"teacher":${JSON.stringify(nasty(rng).slice(0, 80))}}`),
+      };
+    }
     case 0: {
       const lines = Array.from({ length: pick(rng, [0, 1, 3, 30, 300]) }, () => exampleLine(rng));
       const type = pick(rng, TEACH_TYPES);
@@ -360,6 +400,9 @@ function teachRead(rng: Rng): FuzzRequest {
     ['GET', `/control/v1/adapters/${id}`],
     ['DELETE', `/control/v1/adapters/${id}`],
     ['GET', `/control/v1/calibration?days=${days}`],
+    ['GET', '/control/v1/teachers'],
+    ['GET', '/control/v1/states'],
+    ['DELETE', '/control/v1/states'],
   ] as const);
   return {
     label: `${method} ${path.split('?')[0]?.replace(/\/[^/]*$/, '/:id') ?? path}`,

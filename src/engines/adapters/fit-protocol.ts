@@ -13,8 +13,16 @@ export interface FitRow {
   base: readonly number[];
   /** State features (the embedded engine's state embedding), or null. */
   state: Float32Array | null;
-  /** Index of the true class in canonical order. */
+  /** Index of the true class in canonical order (a teacher's row: its distribution's argmax). */
   label: number;
+  /** Distillation (issue 34): the teacher's distribution (canonical order), fitted by cross-entropy. */
+  target?: number[] | undefined;
+  /** The row's weight in the fit (default 1; human labels above a teacher's in distillation). */
+  weight?: number | undefined;
+  /** Distillation: 'teacher' rows are held out and measured; 'human' rows (labels) only train. */
+  source?: 'teacher' | 'human' | undefined;
+  /** A teacher row's true label where the account labelled the same state (canonical index), else null. */
+  truth?: number | null | undefined;
 }
 
 export interface FitTemplate {
@@ -32,6 +40,36 @@ export interface FitRequest {
   features: string | null;
   templates: FitTemplate[];
   minExamples: number;
+  /** Distillation (issue 34): fit to the teacher's rows, human labels weighted `humanWeight`. */
+  distill?: { teacher: string; humanWeight: number } | undefined;
+}
+
+/** Held-out measures against a teacher (issue 34), of one model (the base or the adapter). */
+export interface TeacherAgreement {
+  /** Share of held-out states whose argmax is the teacher's. */
+  agreement: number;
+  /** CalDec Brier against the teacher's distribution. */
+  brier: number;
+  /** Mean KL(teacher || model), nats. */
+  kl: number;
+  /** ECE of the top probability against agreement with the teacher's argmax (15 bins). */
+  ece: number;
+  /** Accuracy against the true labels, on held-out states the account labelled (null: none). */
+  accuracy: number | null;
+}
+
+export interface DistillReport {
+  teacher: string;
+  /** Held-out states (25%), and how many of them have a true label. */
+  nTest: number;
+  nTruth: number;
+  /** Human-labelled rows in the fit, and their weight. */
+  nHuman: number;
+  humanWeight: number;
+  base: TeacherAgreement;
+  adapter: TeacherAgreement | null;
+  /** The teacher's own accuracy against the true labels on the same held-out states (null: none). */
+  teacherAccuracy: number | null;
 }
 
 /** One template's report, as the job result carries it. */
@@ -57,6 +95,8 @@ export interface FitReport {
   /** The candidate fitted and measured (one of `candidates`), or null when none was fitted. */
   chosen: string | null;
   seconds: number;
+  /** Distillation jobs: the held-out measures against the teacher. */
+  distill?: DistillReport | undefined;
 }
 
 /** Held-out metrics (src/training/evaluation.ts computeMetrics, with the ECE's chance floor). */

@@ -87,9 +87,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
   const info: ModelInfo = {
     id: EMBEDDED_MODEL_ID,
     description:
-      'Embedded default: USE-lite sentence embeddings + a small calibrated decision head. No download, no GPU. ' +
-      'Strong on topic, intent and emotion choices and on tasks like its training sets; near the prior elsewhere.',
-    releaseDate: '2026-11-22',
+      'Embedded default: USE-lite and MiniLM-L6 sentence embeddings + a small calibrated decision head. No download, no GPU. ' +
+      'Strong on tasks like its training sets; reads topic, spam, sentiment and sentence-pair yes/no questions and topic choices zero-shot ' +
+      '(negated wordings as the complement); abstains (uniform, x_abstained) on other unseen yes/no and score questions.',
+    releaseDate: '2026-11-28',
   };
   let model: Model | null = null;
   let tokenizer: EncoderTokenizer | null = null;

@@ -21,6 +21,7 @@ export function recordUsage(
     questions: metered?.questions ?? 0,
     inputTokens: metered?.inputTokens ?? 0,
     outputTokens: metered?.outputTokens ?? 0,
+    teacherCalls: metered?.teacherCalls ?? 0,
     latencyMs: Math.round(performance.now() - started),
   });
 }

@@ -21,12 +21,15 @@ import { registerAdapters } from './adapters/route.ts';
 import { registerAuth } from './auth/route.ts';
 import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
 import { registerCalibration } from './calibration/route.ts';
+import { registerDistillationJobs } from './distillation-jobs/route.ts';
 import { registerExamples } from './examples/route.ts';
 import { registerKeys } from './keys/route.ts';
 import { registerConsoleModel } from './model/route.ts';
 import { registerOutcomes } from './outcomes/route.ts';
 import { registerPlayground } from './playground/route.ts';
 import { registerRetention } from './retention/route.ts';
+import { registerStates } from './states/route.ts';
+import { registerTeachers } from './teachers/route.ts';
 import { registerCancelJob } from './training-jobs/cancel/route.ts';
 import { registerTrainingJobs } from './training-jobs/route.ts';
 import { registerUsage } from './usage/route.ts';
@@ -90,6 +93,9 @@ export function createControlApp(deps: ControlAppDeps) {
     registerCancelJob(api, deps.teach);
     registerAdapters(api, deps.teach);
     registerCalibration(api, deps.teach.examples);
+    registerTeachers(api, deps.teach.teachers);
+    registerStates(api, deps.teach.distill);
+    registerDistillationJobs(api, deps.teach);
   }
   const clearCookies = sessionCookies(deps.publicUrl).clear;
   registerAccount(api, { accounts: deps.accounts, deletion: deps.deletion, clearCookies });

@@ -4,7 +4,7 @@ import { TemplateReport } from '../training-jobs/protocol.ts';
 export const AdapterSummary = z
   .object({
     id: z.string().openapi({
-      example: 'ft:brier-lite-3.4.0:3f9a1c2b7d4e',
+      example: 'ft:brier-lite-4.0.0:3f9a1c2b7d4e',
       description: 'The model id to name in POST /v1/systemone.',
     }),
     base_model: z.string(),
@@ -16,6 +16,14 @@ export const AdapterSummary = z
         'Why it does not serve and what to do, where its base model is not the one served (e.g. fitted on an earlier release); null where it serves.',
     }),
     job_id: z.string(),
+    teacher: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Distilled adapters: the teacher they learnt from; null otherwise.' }),
+    fallback: z.object({ teacher: z.string(), threshold: z.number() }).nullable().openapi({
+      description:
+        'Opt-in: answers of the adapter with a confidence under `threshold` are asked of `teacher` instead (x_answered_by: teacher:<id>); null: off.',
+    }),
     created_at: z.string().openapi({ format: 'date-time' }),
     templates: z
       .array(TemplateReport)
@@ -30,5 +38,21 @@ export const AdapterIdParam = z.object({
     .string()
     .min(1)
     .max(200)
-    .openapi({ param: { name: 'id', in: 'path' }, example: 'ft:brier-lite-3.4.0:3f9a1c2b7d4e' }),
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'ft:brier-lite-4.0.0:3f9a1c2b7d4e' }),
 });
+
+export const SetFallback = z
+  .object({
+    threshold: z.number().min(0).max(1).nullable().openapi({
+      description:
+        "Confidence under which an answer of the adapter goes to the teacher (choice and score: the answer's confidence; noul: |2p - 1|); null turns the fallback off.",
+    }),
+    teacher: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: 'Default: the teacher the adapter learnt from.' }),
+  })
+  .strict()
+  .openapi('SetFallback');

@@ -16,6 +16,39 @@ const Metrics = z
   })
   .openapi('HeldOutMetrics');
 
+const TeacherAgreement = z
+  .object({
+    agreement: z
+      .number()
+      .openapi({ description: "Share of held-out states whose most likely answer is the teacher's." }),
+    brier: z.number().openapi({ description: "CalDec Brier against the teacher's distribution." }),
+    kl: z.number().openapi({ description: 'Mean KL(teacher || model), nats.' }),
+    ece: z
+      .number()
+      .openapi({ description: "ECE of the top probability against agreement with the teacher's argmax (15 bins)." }),
+    accuracy: z
+      .number()
+      .nullable()
+      .openapi({ description: 'Accuracy against the true labels of held-out states (null: none labelled).' }),
+  })
+  .openapi('TeacherAgreement');
+
+const DistillReport = z
+  .object({
+    teacher: z.string(),
+    nTest: z.number().int().openapi({ description: 'Held-out states (25%), never fitted on.' }),
+    nTruth: z.number().int().openapi({ description: 'Of them, states the account labelled.' }),
+    nHuman: z.number().int().openapi({ description: 'True labels in the fit.' }),
+    humanWeight: z.number().openapi({ description: "Their weight against the teacher's 1." }),
+    base: TeacherAgreement,
+    adapter: TeacherAgreement.nullable(),
+    teacherAccuracy: z
+      .number()
+      .nullable()
+      .openapi({ description: "The teacher's own accuracy on the same held-out states." }),
+  })
+  .openapi('DistillReport');
+
 export const ReliabilityBin = z
   .object({ lo: z.number(), hi: z.number(), n: z.number().int(), confidence: z.number(), accuracy: z.number() })
   .openapi('ReliabilityBin');
@@ -46,6 +79,10 @@ export const TemplateReport = z
         'The candidate fitted and measured, by its name in candidates (e.g. "probe (L2 0.003)", "shrinkage LDA (gamma 0.9)"); null when none was; absent in reports of jobs that ran before it was reported.',
     }),
     seconds: z.number(),
+    distill: DistillReport.optional().openapi({
+      description:
+        'Distillation jobs: held-out measures against the teacher (before/after above are against it too), and accuracy against the truth where the account labelled held-out states.',
+    }),
   })
   .openapi('TemplateReport');
 
@@ -72,6 +109,26 @@ export const TrainingJob = z
       description:
         'While queued or running: seconds until it should be done, from the throughput measured on recent jobs; null before any was measured, and once it has ended.',
     }),
+    kind: z.enum(['adapter', 'distill']).openapi({
+      description:
+        "adapter: fitted on labelled examples; distill: learnt from a teacher's answers (POST /control/v1/distillation-jobs).",
+    }),
+    teacher_calls: z.number().int().openapi({ description: 'Distillation jobs: calls made to the teacher so far.' }),
+    distill: z
+      .object({
+        teacher: z.string(),
+        source: z.enum(['states', 'retained']),
+        budget: z.number().int().openapi({ description: 'Teacher calls it may make at most.' }),
+        concurrency: z.number().int(),
+        human_weight: z.number(),
+        fallback_threshold: z.number().nullable(),
+        estimate: z
+          .unknown()
+          .optional()
+          .openapi({ description: 'The estimate shown before it was queued (DistillEstimate).' }),
+      })
+      .nullable()
+      .openapi({ description: 'Distillation jobs: the teacher, the source of states and the call budget.' }),
     not_before: z
       .string()
       .nullable()

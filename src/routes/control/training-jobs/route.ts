@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import type { DistillSpec } from '../../../domain/distill.ts';
 import { type Job, type JobOutlook, MAX_ACTIVE_JOBS_PER_ACCOUNT } from '../../../domain/jobs.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
@@ -48,6 +49,21 @@ export const getJobRoute = defineRoute({
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** A distillation job's spec on the wire (null for other jobs). */
+function distillOf(j: Job) {
+  if (j.kind !== 'distill' || !j.spec) return null;
+  const s = j.spec as DistillSpec & { estimate?: unknown };
+  return {
+    teacher: s.teacher,
+    source: s.source,
+    budget: s.budget,
+    concurrency: s.concurrency,
+    human_weight: s.humanWeight,
+    fallback_threshold: s.fallbackThreshold,
+    estimate: s.estimate,
+  };
+}
+
 /** A job on the wire, with its queue position and estimate while it is queued or running. */
 export function wireJob(j: Job, outlook: JobOutlook = { position: null, seconds: null, examplesPerSecond: null }) {
   return {
@@ -60,6 +76,9 @@ export function wireJob(j: Job, outlook: JobOutlook = { position: null, seconds:
     adapter_id: j.adapterId,
     attempts: j.attempts,
     examples: j.examples,
+    kind: j.kind,
+    teacher_calls: j.teacherCalls,
+    distill: distillOf(j),
     queue_position: outlook.position,
     estimated_seconds: outlook.seconds,
     not_before: j.status === 'queued' ? iso(j.notBefore) : null,

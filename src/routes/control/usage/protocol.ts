@@ -21,6 +21,10 @@ const Counts = {
   output_tokens: z.number().int(),
   questions: z.number().int().openapi({ description: 'Questions answered' }),
   errors: z.number().int().openapi({ description: 'Requests answered with a status of 400 or more' }),
+  teacher_calls: z
+    .number()
+    .int()
+    .openapi({ description: "Calls made to a teacher by adapters' fallback, counted apart from the model's work" }),
 };
 
 export const UsageCounts = z.object(Counts).openapi('UsageCounts');

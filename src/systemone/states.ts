@@ -1,0 +1,63 @@
+/**
+ * Unlabelled states in an upload (issue 34): one JSON object per line, a `state` as POST
+ * /v1/systemone takes it (and an optional `id` for the uploader's reference), for a teacher to label.
+ * Bounded and validated as labelled examples are (src/systemone/examples.ts UPLOAD_LIMITS), all or nothing.
+ */
+import { z } from '@hono/zod-openapi';
+import type { FieldIssue } from '../lib/errors.ts';
+import { boundedEcho, clip } from '../lib/json-bounds.ts';
+import { issue, parseJsonLines, UPLOAD_LIMITS } from './examples.ts';
+import { toDecisionRequest } from './normalize.ts';
+import { SystemOneRequest } from './protocol.ts';
+
+export const UnlabelledRow = z
+  .object({
+    id: z.string().max(UPLOAD_LIMITS.maxIdChars, `at most ${UPLOAD_LIMITS.maxIdChars} characters`).optional(),
+    state: SystemOneRequest.shape.state,
+  })
+  .strict()
+  .openapi('UnlabelledState', {
+    description: 'One line of an upload of unlabelled states: a state as POST /v1/systemone takes it.',
+    example: { state: 'I was charged twice for my subscription.' },
+  });
+
+function checkState(line: number, value: unknown): { row?: string; issues: FieldIssue[] } {
+  const parsed = UnlabelledRow.safeParse(value);
+  if (!parsed.success) {
+    return {
+      issues: parsed.error.issues.map((i) => {
+        const path = i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), 140)));
+        let at: unknown = value;
+        for (const p of i.path) at = at && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
+        const missing = at === undefined && i.code === 'invalid_type';
+        return issue(
+          line,
+          path,
+          missing ? 'Field required' : i.message,
+          boundedEcho(at ?? null),
+          missing ? 'missing' : i.code,
+        );
+      }),
+    };
+  }
+  const text = toDecisionRequest(parsed.data.state, []).state.text;
+  if (text.length > UPLOAD_LIMITS.maxStateChars) {
+    return {
+      issues: [
+        issue(
+          line,
+          ['state'],
+          `is ${text.length} characters, the limit is ${UPLOAD_LIMITS.maxStateChars}`,
+          boundedEcho(parsed.data.state),
+          'too_long',
+        ),
+      ],
+    };
+  }
+  return { row: JSON.stringify(parsed.data.state), issues: [] };
+}
+
+/** The states of an upload as compact JSON, in file order. */
+export function parseStatesJsonl(text: string): string[] {
+  return parseJsonLines(text, checkState);
+}
