@@ -54,6 +54,7 @@ const Env = z.object({
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
     .optional(),
   BRIER_ENGINE_PARALLELISM: z.coerce.number().int().min(1).max(64).optional(),
+  BRIER_ENCODER_RUNTIME: z.enum(['onnx', 'tfjs']).default('onnx'),
   BRIER_KV_CACHE_MB: z.coerce.number().int().min(1).optional(),
   BRIER_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(4096),
   BRIER_METRICS: z.enum(['on', 'off']).default('on'),
@@ -212,6 +213,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Requests an engine answers at once (batched); undefined: the engine's default. */
   engineParallelism: number | undefined;
+  /** Where the embedded engine runs USE-lite: onnxruntime (default) or TF.js WASM (for comparisons). */
+  encoderRuntime: 'onnx' | 'tfjs';
   /** GGUF: memory for cached state prefixes (KV cache), MiB; undefined: the engine's default. */
   kvCacheMb: number | undefined;
   /** GGUF: questions whose scores are kept per state (LRU by content hash); 0 turns it off. */
@@ -352,6 +355,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitStore: e.RATE_LIMIT_STORE,
     redisUrl: e.REDIS_URL,
     engineParallelism: e.BRIER_ENGINE_PARALLELISM,
+    encoderRuntime: e.BRIER_ENCODER_RUNTIME,
     kvCacheMb: e.BRIER_KV_CACHE_MB,
     answerCacheEntries: e.BRIER_ANSWER_CACHE_ENTRIES,
     metricsEnabled: e.BRIER_METRICS === 'on',

@@ -22,6 +22,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { renderStatePrompt } from '../../src/engines/gguf/prompt.ts';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../../test/server.ts';
+import { baselineWorktree } from '../baseline.ts';
+import { type Limit, measureLimit, requestArithmetic, secondsAtLimit } from '../limit/limit.ts';
 import { closedLoop, type LoadResult, openLoop, type Shot } from './load.ts';
 
 const only = (() => {
@@ -29,6 +31,11 @@ const only = (() => {
   return i >= 0 ? new Set((process.argv[i + 1] ?? '').split(',')) : null;
 })();
 const wants = (section: string) => only === null || only.has(section);
+/** --baseline <git ref>: the gateway section also measures that commit's server, interleaved. */
+const baseline = (() => {
+  const i = process.argv.indexOf('--baseline');
+  return i >= 0 ? process.argv[i + 1] : undefined;
+})();
 const THREADS = Number(process.env.BENCH_THREADS ?? 2);
 const CACHE = path.join(ROOT, '.cache', 'bench');
 const OUT = path.join(ROOT, 'bench', 'results', 'latency.json');
@@ -174,65 +181,119 @@ async function startHello(): Promise<{ url: string; stop: () => Promise<void> }>
   };
 }
 
+const loadNow = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
+/** A server of this checkout or of the baseline (--baseline <git ref>), with a key. */
+interface Contender {
+  name: string;
+  server: RunningServer;
+  key: string;
+}
+
+async function startContenders(env: Record<string, string>): Promise<Contender[]> {
+  const roots: [string, string][] = [['this checkout', ROOT]];
+  if (baseline) roots.push([`baseline ${baseline}`, baselineWorktree(baseline)]);
+  const out: Contender[] = [];
+  for (const [name, root] of roots) {
+    const server = await startServer({ LOG_LEVEL: 'info', BRIER_THREADS: String(THREADS), ...env }, 120_000, root);
+    await waitHealthy(server.url, 300_000);
+    out.push({ name, server, key: await server.createKey(`bench-${out.length}-${Date.now()}@example.com`) });
+  }
+  return out;
+}
+
+const GATEWAY_ROUNDS = 5;
+
 async function gateway(): Promise<void> {
   console.log('\n== gateway overhead (BRIER_MODEL=fake vs a bare @hono/node-server hello-world) ==');
   const hello = await startHello();
+  const contenders = await startContenders({ BRIER_MODEL: 'fake', BRIER_QUEUE_LIMIT: '64' });
   try {
-    await withServer({ BRIER_MODEL: 'fake', BRIER_QUEUE_LIMIT: '64' }, async (s, key) => {
-      const models: Shot = { path: '/v1/models', headers: { authorization: `Bearer ${key}` } };
-      const bare: Shot = { path: '/' };
-      const load = { concurrency: 16, count: 4000, maxMs: 8000 };
-      await closedLoop(hello.url, () => bare, { concurrency: 4, count: 300, maxMs: 3000 });
-      await closedLoop(s.url, () => models, { concurrency: 4, count: 300, maxMs: 3000 });
-      // Interleaved twice so that drift in the other engineers' load hits both alike; best of two.
-      const h1 = await closedLoop(hello.url, () => bare, load);
-      const b1 = await closedLoop(s.url, () => models, load);
-      const h2 = await closedLoop(hello.url, () => bare, load);
-      const b2 = await closedLoop(s.url, () => models, load);
-      const h = h1.throughput >= h2.throughput ? h1 : h2;
-      const b = b1.throughput >= b2.throughput ? b1 : b2;
-      table('throughput at concurrency 16', [
-        ['hello-world GET / (run 1)', h1],
-        ['brier GET /v1/models (1)', b1],
-        ['hello-world GET / (run 2)', h2],
-        ['brier GET /v1/models (2)', b2],
-      ]);
-      const tputRatio = b.throughput / h.throughput;
-      const p50Ratio = h.p50 / b.p50;
+    const models = (c: Contender): Shot => ({ path: '/v1/models', headers: { authorization: `Bearer ${c.key}` } });
+    const bare: Shot = { path: '/' };
+    const load = { concurrency: 16, count: 4000, maxMs: 8000 };
+    const warm = { concurrency: 4, count: 300, maxMs: 3000 };
+    await closedLoop(hello.url, () => bare, warm);
+    for (const c of contenders) await closedLoop(c.server.url, () => models(c), warm);
+    // Interleaved rounds so that drift in the other engineers' load hits every server alike; best of each.
+    const rows: [string, LoadResult][] = [];
+    const hellos: LoadResult[] = [];
+    const byName = new Map<string, LoadResult[]>(contenders.map((c) => [c.name, []]));
+    for (let round = 1; round <= GATEWAY_ROUNDS; round++) {
+      const h = await closedLoop(hello.url, () => bare, load);
+      hellos.push(h);
+      rows.push([`hello-world GET / (${round})`, h]);
+      for (const c of contenders) {
+        const r = await closedLoop(c.server.url, () => models(c), load);
+        byName.get(c.name)?.push(r);
+        rows.push([`${c.name.slice(0, 17)} /v1/models (${round})`, r]);
+      }
+      console.log(`  round ${round}: load ${loadNow()}`);
+    }
+    table('throughput at concurrency 16 (GET /v1/models vs hello-world GET /)', rows);
+    const best = (xs: LoadResult[]) => xs.reduce((a, b) => (b.throughput > a.throughput ? b : a));
+    const h = best(hellos);
 
-      // Added latency at concurrency 1: the same ~300-token body, 3 questions.
-      const body = decide(key, state(1), 3).body ?? '';
-      const echo: Shot = { path: '/echo', body };
-      const one: Shot = { path: '/v1/systemone', headers: { authorization: `Bearer ${key}` }, body };
-      const serial = { concurrency: 1, count: 1500, maxMs: 8000 };
-      await closedLoop(s.url, () => one, { concurrency: 1, count: 200, maxMs: 3000 });
-      const e1 = await closedLoop(hello.url, () => echo, serial);
-      const f1 = await closedLoop(s.url, () => one, serial);
-      const e2 = await closedLoop(hello.url, () => echo, serial);
-      const f2 = await closedLoop(s.url, () => one, serial);
-      table('concurrency 1, same ~300-token 3-question body', [
-        ['hello-world POST /echo (1)', e1],
-        ['brier /v1/systemone fake (1)', f1],
-        ['hello-world POST /echo (2)', e2],
-        ['brier /v1/systemone fake (2)', f2],
-      ]);
-      const added = Math.min(f1.p50, f2.p50) - Math.min(e1.p50, e2.p50);
-      console.log('');
-      line('/v1/models throughput / hello-world throughput', fmt(tputRatio, 2), '>= 0.5', tputRatio >= 0.5);
-      line('hello-world p50 / /v1/models p50', fmt(p50Ratio, 2), '>= 0.5', p50Ratio >= 0.5);
-      line('added p50 of auth + validation + metering (ms)', fmt(added, 2), '<= 1 ms', added <= 1);
-      report.gateway = {
-        helloWorld: [h1, h2],
-        models: [b1, b2],
+    // Added latency at concurrency 1: the same ~300-token body, 3 questions.
+    const body = decide('-', state(1), 3).body ?? '';
+    const echo: Shot = { path: '/echo', body };
+    const one = (c: Contender): Shot => ({
+      path: '/v1/systemone',
+      headers: { authorization: `Bearer ${c.key}` },
+      body,
+    });
+    const serial = { concurrency: 1, count: 1500, maxMs: 8000 };
+    for (const c of contenders)
+      await closedLoop(c.server.url, () => one(c), { concurrency: 1, count: 200, maxMs: 3000 });
+    const serialRows: [string, LoadResult][] = [];
+    const echoes: LoadResult[] = [];
+    const fakes = new Map<string, LoadResult[]>(contenders.map((c) => [c.name, []]));
+    for (let round = 1; round <= GATEWAY_ROUNDS; round++) {
+      const e = await closedLoop(hello.url, () => echo, serial);
+      echoes.push(e);
+      serialRows.push([`hello-world POST /echo (${round})`, e]);
+      for (const c of contenders) {
+        const r = await closedLoop(c.server.url, () => one(c), serial);
+        fakes.get(c.name)?.push(r);
+        serialRows.push([`${c.name.slice(0, 15)} systemone (${round})`, r]);
+      }
+      console.log(`  round ${round}: load ${loadNow()}`);
+    }
+    table('concurrency 1, same ~300-token 3-question body (fake engine)', serialRows);
+    const minP50 = (xs: LoadResult[]) => Math.min(...xs.map((x) => x.p50));
+    const echoP50 = minP50(echoes);
+    console.log('');
+    const summary: Record<string, unknown> = {};
+    // Each round's ratio pairs runs made seconds apart; their median is what the target reads
+    // (the best of each side alone picks runs from different moments of the other engineers' load).
+    const median = (xs: number[]) => xs.toSorted((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Number.NaN;
+    for (const c of contenders) {
+      const b = best(byName.get(c.name) ?? []);
+      const perRound = (byName.get(c.name) ?? []).map((r, i) => r.throughput / (hellos[i]?.throughput ?? Number.NaN));
+      const tputRatio = median(perRound);
+      line(
+        `/v1/models / hello-world per round${contenders.length > 1 ? ` [${c.name}]` : ''}`,
+        `${perRound.map((x) => fmt(x, 2)).join(', ')}; best of each ${fmt(b.throughput / h.throughput, 2)}`,
+      );
+      const added = minP50(fakes.get(c.name) ?? []) - echoP50;
+      const tag = contenders.length > 1 ? ` [${c.name}]` : '';
+      line(`/v1/models throughput / hello-world, median${tag}`, fmt(tputRatio, 2), '>= 0.8', tputRatio >= 0.8);
+      line(`added p50, auth + validation + metering (ms)${tag}`, fmt(added, 2), '<= 1 ms', added <= 1);
+      summary[c.name] = {
+        models: byName.get(c.name),
         throughputRatio: tputRatio,
-        p50Ratio,
-        echo: [e1, e2],
-        systemoneFake: [f1, f2],
+        systemoneFake: fakes.get(c.name),
         addedP50Ms: added,
       };
-      save();
-    });
+    }
+    report.gateway = { helloWorld: hellos, echo: echoes, loadAtEnd: os.loadavg(), servers: summary };
+    save();
   } finally {
+    for (const c of contenders) await c.server.stop();
     await hello.stop();
   }
 }
@@ -247,6 +308,10 @@ interface EnginePlan {
   reps: number;
   overloadMs: number;
   repeatState: boolean;
+  /** The embedded engine's arithmetic limit (printed as achieved fractions). */
+  limit?: Limit;
+  /** With --baseline: run the sweep on that commit's server too, alternating level by level. */
+  compareBaseline?: boolean;
 }
 
 let stateSeq = 0;
@@ -254,9 +319,41 @@ const fresh = () => state(1000 + stateSeq++);
 
 async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) => Promise<void>): Promise<void> {
   console.log(`\n== ${plan.name} ==`);
+  // --baseline: that commit's server runs the same sweep, level by level, alternating with this one.
+  const before =
+    baseline && plan.compareBaseline
+      ? await (async () => {
+          const server = await startServer(
+            { LOG_LEVEL: 'info', BRIER_THREADS: String(THREADS), ...plan.env },
+            120_000,
+            baselineWorktree(baseline),
+          );
+          await waitHealthy(server.url, 300_000);
+          return { server, key: await server.createKey(`bench-base-${Date.now()}@example.com`) };
+        })()
+      : null;
+  try {
+    await engineRun(plan, before, extra);
+  } finally {
+    await before?.server.stop();
+  }
+}
+
+async function engineRun(
+  plan: EnginePlan,
+  before: { server: RunningServer; key: string } | null,
+  extra?: (s: RunningServer, key: string) => Promise<void>,
+): Promise<void> {
   await withServer(plan.env, async (s, key) => {
     const out: Record<string, unknown> = { env: plan.env };
     report[plan.name] = out;
+    if (before) {
+      await closedLoop(before.server.url, (i) => decide(before.key, fresh(), MIX[i % 3] ?? 1), {
+        concurrency: 1,
+        count: 3,
+        maxMs: 120_000,
+      });
+    }
     // Warm-up (also fills question-text caches, as a steady server has them).
     await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), { concurrency: 1, count: 3, maxMs: 120_000 });
 
@@ -307,11 +404,26 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
 
     // Concurrency sweep on the 1/3/10 mix, a fresh state per request.
     const rows: [string, LoadResult][] = [];
+    const baseRows: [string, LoadResult][] = [];
     for (const level of plan.sweep) {
       const r = await closedLoop(s.url, (i) => decide(key, fresh(), MIX[i % 3] ?? 1), level);
       rows.push([`concurrency ${level.concurrency}`, r]);
+      if (before) {
+        const b = await closedLoop(before.server.url, (i) => decide(before.key, fresh(), MIX[i % 3] ?? 1), level);
+        baseRows.push([`concurrency ${level.concurrency}`, b]);
+        console.log(
+          `  concurrency ${level.concurrency}: p50 ${fmt(r.p50)} vs baseline ${fmt(b.p50)} ms, ${fmt(r.throughput, 2)} vs ${fmt(b.throughput, 2)} req/s, load ${loadNow()}`,
+        );
+      }
       out.sweep = rows.map(([n, x]) => ({ run: n, ...x }));
+      if (before) out.baselineSweep = { ref: baseline, rows: baseRows.map(([n, x]) => ({ run: n, ...x })) };
       save();
+    }
+    if (before) {
+      table(
+        `${plan.name}, baseline ${baseline} (same levels, alternating with this checkout)`,
+        baseRows.map(([n, r]) => [`baseline ${n}`, r]),
+      );
     }
 
     // 2x the best sustained throughput, open loop; only 503 with retry-after may fail.
@@ -352,9 +464,64 @@ async function engine(plan: EnginePlan, extra?: (s: RunningServer, key: string) 
     const misses = metric(m, 'brier_cache_lookups_total', `cache="${cacheName}",result="miss"`);
     out.cache = { hits, misses };
     line('cache hits / misses over the run (from /metrics)', `${hits} / ${misses}`);
+    const rss = residentBytes(m);
+    out.residentMiB = rss / 2 ** 20;
+    line('server memory (resident, after the run)', `${fmt(rss / 2 ** 20, 0)} MiB`);
+    if (before) {
+      const baseRss = residentBytes(await scrape(before.server.url));
+      out.baselineResidentMiB = baseRss / 2 ** 20;
+      line(`baseline ${baseline} server memory (resident)`, `${fmt(baseRss / 2 ** 20, 0)} MiB`);
+    }
+    if (plan.limit) {
+      out.limit = arithmeticLines(plan.limit, rows);
+      if (before) {
+        console.log(`  baseline ${baseline}:`);
+        out.baselineLimit = arithmeticLines(plan.limit, baseRows);
+      }
+    }
     save();
     if (extra) await extra(s, key);
   });
+}
+
+/** prom-client's resident memory gauge (it has no labels). */
+function residentBytes(text: string): number {
+  const l = text.split('\n').find((x) => x.startsWith('brier_process_resident_memory_bytes '));
+  return l ? Number(l.slice(l.lastIndexOf(' ') + 1)) : Number.NaN;
+}
+
+/**
+ * The embedded rows as fractions of the arithmetic limit: the FLOPs of a request's state in both
+ * encoders (question texts are cached on a steady server), over the time those FLOPs take at the
+ * measured per-core matrix-multiply speed on every core.
+ */
+function arithmeticLines(limit: Limit, rows: [string, LoadResult][]) {
+  const count = requestArithmetic(limit);
+  const sample = Array.from({ length: 12 }, (_, i) => {
+    const body = JSON.parse(decide('-', state(1000 + i), MIX[i % 3] ?? 1).body ?? '{}');
+    return count(body.state, body.questions);
+  });
+  const mean = (f: (a: (typeof sample)[number]) => number) => sample.reduce((a, x) => a + f(x), 0) / sample.length;
+  const useG = mean((a) => a.useFlops) / 1e9;
+  const miniG = mean((a) => a.minilmFlops) / 1e9;
+  const atLimitMs = mean((a) => secondsAtLimit(limit, a)) * 1000;
+  const c1 = rows.find(([n]) => n === 'concurrency 1')?.[1];
+  const peak = Math.max(...rows.filter(([n]) => n.startsWith('concurrency')).map(([, r]) => r.throughput));
+  const c1Fraction = c1 ? atLimitMs / c1.p50 : Number.NaN;
+  const peakFraction = (peak * atLimitMs) / 1000;
+  console.log('');
+  line(
+    'arithmetic of a request (state windows; questions cached)',
+    `USE-lite ${fmt(useG, 2)} GFLOP (${sample[0]?.useWindows.length} windows), MiniLM ${fmt(miniG, 2)} GFLOP (${sample[0]?.minilmWindows.length} windows)`,
+  );
+  line(
+    'limit: f32 MatMul per core, onnxruntime (USE / MiniLM shape)',
+    `${fmt(limit.perCoreGflops.use)} / ${fmt(limit.perCoreGflops.minilm)} GFLOP/s; TF.js ${limit.tfjsBackend}: ${fmt(limit.tfjsGflops)}`,
+  );
+  line(`time of that arithmetic at the limit on ${limit.cores} cores`, `${fmt(atLimitMs)} ms a request`);
+  line('achieved at concurrency 1 (limit time / p50)', fmt(c1Fraction, 2));
+  line('achieved at peak throughput (req/s x limit time / 1 s)', `${fmt(peakFraction, 2)} (${fmt(peak, 2)} req/s)`);
+  return { useGflop: useG, minilmGflop: miniG, atLimitMs, c1Fraction, peakFraction, limit };
 }
 
 // ---------------------------------------------------------------- GGUF model and direct baseline
@@ -467,8 +634,8 @@ async function prefill(modelPath: string): Promise<void> {
       line(
         `prefill tokens/s, best of 8 (${direct.tokens()}-token prompt): engine vs direct`,
         `${fmt(best(engineRates))} vs ${fmt(best(directRates))} = ${fmt(ratio, 2)} (medians ${fmt(median(engineRates))} vs ${fmt(median(directRates))})`,
-        '>= 0.9',
-        ratio >= 0.9,
+        '>= 0.95',
+        ratio >= 0.95,
       );
       report.ggufPrefill = { engineRates, directRates, tokens: direct.tokens(), ratio };
       save();
@@ -490,11 +657,23 @@ save();
 
 if (wants('gateway')) await gateway();
 
+let limit: Limit | undefined;
 for (const [name, parallelism] of [
   ['embedded', '4'],
   ['embedded-serial', '1'],
 ] as const) {
   if (!wants(name)) continue;
+  if (!limit) {
+    console.log("\n== arithmetic limit (matrix-multiply microbenchmarks on the encoders' shapes) ==");
+    limit = await measureLimit();
+    for (const r of limit.microbenchmarks) {
+      console.log(
+        `  ${r.runtime.padEnd(30)} threads ${r.threads}  [${r.shape.m}x${r.shape.k}]x[${r.shape.k}x${r.shape.n}]  ${fmt(r.gflops)} GFLOP/s`,
+      );
+    }
+    report.limit = limit;
+    save();
+  }
   const modelDir = path.join(ROOT, 'models', 'brier-lite', 'weights.json');
   if (!existsSync(modelDir)) skip(name, `${modelDir} is missing (npm run train)`);
   else
@@ -510,6 +689,8 @@ for (const [name, parallelism] of [
       reps: 7,
       overloadMs: 15_000,
       repeatState: true,
+      limit,
+      compareBaseline: name === 'embedded',
     });
 }
 

@@ -10,12 +10,12 @@
  * .cache/bench), interleaved, so the two are compared within one run. Prints a table and writes
  * bench/results/oversized.json. Every part is bounded in count and time.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../../test/server.ts';
+import { baselineWorktree } from '../baseline.ts';
 import { percentile } from '../latency/load.ts';
 
 const { values } = parseArgs({ options: { baseline: { type: 'string' }, floods: { type: 'string', default: '3' } } });
@@ -27,17 +27,6 @@ function text(chars: number, salt: number): string {
   let out = `${salt} `;
   for (let i = 0; out.length < chars; i++) out += `${WORDS[(i + salt) % WORDS.length]} `;
   return out.slice(0, chars);
-}
-
-/** A worktree of `ref` sharing this checkout's node_modules (a baseline server). */
-function worktree(ref: string): string {
-  const dir = path.join(ROOT, '.cache', 'bench', `baseline-${ref.replace(/[^\w.-]/g, '_')}`);
-  if (!existsSync(dir)) {
-    mkdirSync(path.dirname(dir), { recursive: true });
-    execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { cwd: ROOT, stdio: 'ignore' });
-    symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  }
-  return dir;
 }
 
 interface Probes {
@@ -105,7 +94,7 @@ const summary = (xs: number[]) => {
 
 const servers: { name: string; server: RunningServer; key: string }[] = [];
 const roots: [string, string][] = [['this checkout', ROOT]];
-if (values.baseline) roots.push([`baseline ${values.baseline}`, worktree(values.baseline)]);
+if (values.baseline) roots.push([`baseline ${values.baseline}`, baselineWorktree(values.baseline)]);
 for (const [name, root] of roots) {
   const server = await startServer({}, 120_000, root);
   await waitHealthy(server.url);

@@ -67,6 +67,8 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(n);
   }
 
+  let changes = 0;
+
   /** Refuses when the account already has MAX_ADAPTERS_PER_ACCOUNT adapters (`executor`: in a transaction). */
   async function checkRoom(userId: string, executor: Kysely<Database> = db.kysely): Promise<void> {
     if ((await count(userId, executor)) >= MAX_ADAPTERS_PER_ACCOUNT) {
@@ -102,6 +104,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       fallback: adapter.fallback ? JSON.stringify(adapter.fallback) : null,
     };
     await executor.insertInto('adapter').values(row).execute();
+    changes++;
     return toAdapter(row);
   }
 
@@ -132,6 +135,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       .where('user_id', '=', userId)
       .where('id', '=', id)
       .executeTakeFirst();
+    changes++;
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -143,10 +147,15 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
       .where('user_id', '=', userId)
       .where('id', '=', id)
       .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    const updated = Number(r.numUpdatedRows) > 0;
+    if (updated) changes++;
+    return updated;
   }
 
-  return { create, find, list, remove, count, checkRoom, setFallback };
+  /** Counts the adapters this process stored, changed or deleted: readers' caches compare it (src/systemone/adapters.ts). */
+  const generation = () => changes;
+
+  return { create, find, list, remove, count, checkRoom, setFallback, generation };
 }
 
 export type AdapterStore = ReturnType<typeof createAdapterStore>;

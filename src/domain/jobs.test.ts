@@ -212,6 +212,23 @@ for (const kind of databases()) {
       assert.equal((await q.get(user, other.id))?.status, 'queued');
     });
 
+    test("an account's jobs enqueued within one millisecond run in the order they were enqueued", async () => {
+      const frozen = 4 * 10 ** 12;
+      const q = createJobQueue(a, { now: () => frozen });
+      while (await q.claim('drain', 10 ** 12));
+      const user = await account(a);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await q.enqueue(user, [`t${i}`], 10)).id);
+      const order: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const job = await q.claim(`w${i}`, 60_000);
+        assert.ok(job);
+        order.push(job.id);
+        await q.complete(job.id, `w${i}`, done, async () => null);
+      }
+      assert.deepEqual(order, ids);
+    });
+
     test('the estimate comes from the measured throughput of recent jobs', async () => {
       let clock = 5_000_000;
       const q = createJobQueue(a, { now: () => ++clock });

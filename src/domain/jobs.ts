@@ -117,6 +117,12 @@ export interface JobQueueOptions {
 
 export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
   const now = options.now ?? Date.now;
+  /** Creation times strictly increase within a process: jobs enqueued in one millisecond keep their order. */
+  let lastCreated = 0;
+  const createdAt = () => {
+    lastCreated = Math.max(now(), lastCreated + 1);
+    return lastCreated;
+  };
 
   /**
    * Queues a job of `examples` labelled examples; an account has at most MAX_ACTIVE_JOBS_PER_ACCOUNT
@@ -155,7 +161,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
         attempts: 0,
         lease_owner: null,
         lease_until: null,
-        created_at: now(),
+        created_at: createdAt(),
         started_at: null,
         finished_at: null,
         not_before: null,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/open.ts';
@@ -37,7 +37,7 @@ export interface KeyServiceOptions {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('base64url');
+  return hash('sha256', key, 'base64url');
 }
 
 export function createKeyService(db: Db, options: KeyServiceOptions) {

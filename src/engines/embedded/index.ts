@@ -1,6 +1,6 @@
 /**
  * brier-lite: the embedded default decision engine. Runs anywhere Node runs: no download, no GPU.
- * USE-lite (TF.js WASM) embeds the state, the instructions and the options in worker threads; a
+ * USE-lite (onnxruntime, converted from its TF.js graph) embeds the state, the instructions and the options in worker threads; a
  * small head trained by src/training (models/brier-lite) turns them into calibrated
  * probabilities. See models/brier-lite/MODEL_CARD.md for what it can and cannot do.
  */
@@ -19,7 +19,7 @@ import type { DecisionRequest } from '../request.ts';
 import { linkQuestions, reconcile } from './coherence.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
-import { createMiniLm, MINILM_WINDOW, type MiniLm } from './minilm.ts';
+import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder } from './pool.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
@@ -54,6 +54,8 @@ export interface EmbeddedEngineOptions {
   modelDir?: string;
   /** Encoder worker threads (one core each). Default 2. */
   threads?: number;
+  /** USE-lite's runtime in those workers: 'onnx' (default, use-onnx.ts) or 'tfjs' (TF.js WASM). */
+  encoderRuntime?: 'onnx' | 'tfjs' | undefined;
   /** Short-lived embedding cache: entries (default 20,000, ~40 MiB) and time to live (default 10 min). */
   cacheEntries?: number;
   cacheTtlMs?: number;
@@ -73,7 +75,11 @@ export interface EmbeddedEngineOptions {
    * with a zero-shot part (zeroshot.json); closed by close() only if created here.
    */
   miniLm?: MiniLm;
-  /** onnxruntime threads of the MiniLM encoder (default 1). */
+  /**
+   * MiniLM in this thread with this many onnxruntime threads, instead of the default: one MiniLM
+   * per encoder worker thread (`threads`), which keeps its inference off the server's event loop
+   * (onnxruntime-node runs a session synchronously on the calling thread).
+   */
   miniLmThreads?: number;
 }
 
@@ -109,9 +115,17 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     loading ??= (async () => {
       const loaded = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
       model = loaded;
-      encoder = options.encoder ?? createEncoderPool({ threads: options.threads ?? 2 });
+      encoder =
+        options.encoder ?? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
       if (loaded.zeroShot) {
-        miniLm = options.miniLm ?? createMiniLm({ threads: options.miniLmThreads ?? 1 });
+        miniLm =
+          options.miniLm ??
+          (options.miniLmThreads !== undefined
+            ? createMiniLm({ threads: options.miniLmThreads })
+            : {
+                encoder: createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
+                tokenizer: createMiniLmTokenizer(),
+              });
         miniEmbedder = createEmbedder({
           encoder: miniLm.encoder,
           tokenizer: miniLm.tokenizer,

@@ -1,6 +1,9 @@
 import { Worker } from 'node:worker_threads';
+import type { UseRuntime, WorkerModel } from './encoder-worker.ts';
 
 export const EMBEDDING_DIM = 512;
+/** How long close() waits for a worker to finish its batch and end before terminating it. */
+const CLOSE_MS = 30_000;
 
 /**
  * Turns texts into unit vectors of `dim` (default EMBEDDING_DIM, USE-lite's 512). Implemented by the
@@ -13,8 +16,12 @@ export interface TextEncoder {
 }
 
 export interface EncoderPoolOptions {
-  /** Worker threads, each one TF.js WASM encoder on one core. Default 2. */
+  /** Worker threads, each one encoder on one core. Default 2. */
   threads?: number;
+  /** USE-lite's runtime in the workers (encoder-worker.ts): 'onnx' (default) or 'tfjs'. */
+  runtime?: UseRuntime | undefined;
+  /** The encoder: USE-lite (default, 512-d) or MiniLM ('minilm', 384-d). */
+  model?: WorkerModel;
 }
 
 interface Pending {
@@ -27,6 +34,8 @@ interface Slot {
   load: number;
   pending: Map<number, Pending>;
   ready: Promise<void>;
+  /** Resolves when the thread has ended, however it ended. */
+  exited: Promise<void>;
 }
 
 /**
@@ -35,11 +44,14 @@ interface Slot {
  */
 export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder {
   const threads = Math.max(1, Math.min(8, options.threads ?? 2));
+  const dim = options.model === 'minilm' ? 384 : EMBEDDING_DIM;
   let nextId = 1;
   let closed = false;
   const slots: Slot[] = [];
   for (let i = 0; i < threads; i++) {
-    const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./encoder-worker.ts', import.meta.url), {
+      workerData: { runtime: options.runtime ?? 'onnx', model: options.model ?? 'use' },
+    });
     worker.unref();
     const pending = new Map<number, Pending>();
     let readyResolve: () => void = () => {};
@@ -66,7 +78,8 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
       for (const p of pending.values()) p.reject(error);
       pending.clear();
     });
-    slots.push({ worker, load: 0, pending, ready });
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    slots.push({ worker, load: 0, pending, ready, exited });
   }
 
   function send(slot: Slot, texts: string[], cost: number): Promise<Float32Array> {
@@ -83,6 +96,7 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
   }
 
   return {
+    dim,
     async embed(texts) {
       if (closed) throw new Error('encoder pool is closed');
       if (texts.length === 0) return [];
@@ -115,7 +129,7 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
             shard.cost,
           );
           shard.idx.forEach((i, j) => {
-            out[i] = flat.subarray(j * EMBEDDING_DIM, (j + 1) * EMBEDDING_DIM);
+            out[i] = flat.subarray(j * dim, (j + 1) * dim);
           });
         }),
       );
@@ -124,7 +138,16 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): TextEncoder
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all(slots.map((s) => s.worker.terminate()));
+      // Asked to stop, not terminated: terminating a worker inside onnxruntime's run aborts the
+      // process (encoder-worker.ts). A worker that does not end within CLOSE_MS is terminated.
+      await Promise.all(
+        slots.map(async (s) => {
+          s.worker.postMessage({ close: true });
+          const timer = setTimeout(() => void s.worker.terminate(), CLOSE_MS);
+          await s.exited;
+          clearTimeout(timer);
+        }),
+      );
     },
   };
 }

@@ -14,6 +14,17 @@ function words(text: string | null): number {
   return text ? text.split(/\s+/).filter(Boolean).length : 0;
 }
 
+/** words() of a state: countTokens and answer both count the same one, so the last is remembered. */
+function stateWords(text: string | null): number {
+  if (text !== lastState) {
+    lastState = text;
+    lastStateWords = words(text);
+  }
+  return lastStateWords;
+}
+let lastState: string | null = null;
+let lastStateWords = 0;
+
 function questionTokens(q: DecisionQuestion): number {
   return words(q.instructions) + q.options.reduce((n, o) => n + 1 + words(o.description), 0);
 }
@@ -38,7 +49,7 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
     },
     ready: () => loaded,
     async countTokens(request: DecisionRequest) {
-      return { state: words(request.state.text), questions: request.questions.map(questionTokens) };
+      return { state: stateWords(request.state.text), questions: request.questions.map(questionTokens) };
     },
     async answer(request: DecisionRequest, signal: AbortSignal) {
       if (options.delayMs) {
@@ -55,13 +66,13 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
         });
       }
       signal.throwIfAborted();
+      // The state's part of every option's hash, hashed once and copied per option.
+      const stateHash = createHash('sha256').update(`${request.state.text}\u0000`);
       const probabilities = request.questions.map((q) => {
         // Tests of abstention: instructions starting with "abstain:" get the uniform answer.
         if (q.instructions?.startsWith('abstain:')) return q.options.map(() => 1 / q.options.length);
         const logits = q.options.map((o) => {
-          const h = createHash('sha256')
-            .update(`${request.state.text}\u0000${q.instructions}\u0000${o.label}\u0000${o.description}`)
-            .digest();
+          const h = stateHash.copy().update(`${q.instructions}\u0000${o.label}\u0000${o.description}`).digest();
           return (h.readUInt32BE(0) / 0xffffffff) * 4 - 2;
         });
         const max = Math.max(...logits);
@@ -69,7 +80,7 @@ export function createFakeEngine(options: FakeEngineOptions = {}): DecisionEngin
         const sum = e.reduce((a, b) => a + b, 0);
         return e.map((x) => x / sum);
       });
-      const state = words(request.state.text);
+      const state = stateWords(request.state.text);
       const qs = request.questions.map(questionTokens);
       return {
         probabilities,

@@ -1,14 +1,16 @@
 import { createMiddleware } from 'hono/factory';
-import type { Logger } from '../../observability/logger.ts';
+import { fixedFieldLogger, type Logger } from '../../observability/logger.ts';
 import type { AppEnv } from '../env.ts';
 
 /** One line per request: method, path, status, latency, request id, key id (never the key). */
-export const requestLog = (logger: Logger) =>
-  createMiddleware<AppEnv>(async (c, next) => {
+export const requestLog = (logger: Logger) => {
+  // Fixed fields, none of them secret: no redaction pass (logger.ts).
+  const lines = fixedFieldLogger(logger);
+  return createMiddleware<AppEnv>(async (c, next) => {
     const started = performance.now();
     await next();
     const owner = c.get('owner');
-    logger.info(
+    lines.info(
       {
         requestId: c.get('requestId'),
         method: c.req.method,
@@ -20,3 +22,4 @@ export const requestLog = (logger: Logger) =>
       'request',
     );
   });
+};
