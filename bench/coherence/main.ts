@@ -5,10 +5,10 @@
  * `git show`), side by side. Prints a table and writes bench/results/coherence.json. Needs
  * ../shared/data (the cases are drawn from its sets).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEmbeddedEngine } from '../../src/engines/embedded/index.ts';
+import { createEmbeddedEngine, DEFAULT_MODEL_DIR } from '../../src/engines/embedded/index.ts';
 import { type CoherenceReport, runCoherence } from '../../src/training/coherence.ts';
 import { decisionsDir } from '../../src/training/data.ts';
 import { ROOT } from '../../test/server.ts';
@@ -22,7 +22,12 @@ if (!existsSync(decisionsDir())) {
 async function run(modelDir: string | undefined): Promise<CoherenceReport> {
   const engine = createEmbeddedEngine(modelDir ? { modelDir } : {});
   await engine.load();
-  return runCoherence(engine).finally(() => engine.close());
+  const report = await runCoherence(engine).finally(() => engine.close());
+  // The engine reports the id it serves under; the artifact's own id tells two artifacts apart.
+  const weights = JSON.parse(readFileSync(path.join(modelDir ?? DEFAULT_MODEL_DIR, 'weights.json'), 'utf8')) as {
+    modelId?: string;
+  };
+  return { ...report, model: weights.modelId ?? report.model };
 }
 
 const reports: CoherenceReport[] = [];

@@ -57,8 +57,10 @@ describe('plainWording', () => {
       'Say whether or not the user is a bot.',
       'Does this text imply that "the man is not happy"?',
       'Not only is it long; is it about sport?',
+      'Is this about out of scope (The request does not match any of the other intents)?',
     ])
       assert.equal(plainWording(text).negated, false, text);
+    assert.equal(plainWording('Is this not about billing (charges and refunds)?').negated, true);
   });
 });
 

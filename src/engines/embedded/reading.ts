@@ -221,8 +221,12 @@ function keepCase(original: string, replacement: string): string {
     : replacement;
 }
 
-/** Text in quotes (a statement the question is about) is read as quoted, never as the question's own words. */
-const QUOTED = /["“][^"”]*["”]/g;
+/**
+ * Text in quotes (a statement the question is about) or in parentheses (an option's description quoted
+ * in the question: "Is this about out of scope (the request does not match any intent)?") is read as
+ * quoted, never as the question's own words.
+ */
+const QUOTED = /["“][^"”]*["”]|\([^()]*\)/g;
 
 /**
  * The plain wording of a yes/no question and whether it was negated (an odd number of negations).
