@@ -141,6 +141,30 @@ const stop = (why: Stop, message: string) => Object.assign(new Error(message), {
 const stoppedFor = (error: unknown, why: Stop) => error instanceof Error && 'stop' in error && error.stop === why;
 
 /** Refusals that mean "not now": the job waits for the engine instead of failing. */
+/**
+ * One state read by the base model for a job: its answers to the templates' questions and, where the
+ * engine has them, the state's features; null when the state is over the model's limits (left out).
+ */
+async function readWithBase(
+  host: EngineHost,
+  stateJson: string,
+  questions: WireQuestion[],
+  templateIds: string[],
+  signal: AbortSignal,
+) {
+  const request = toDecisionRequest(JSON.parse(stateJson) as WireState, questions);
+  let answer: Awaited<ReturnType<EngineHost['background']>>;
+  try {
+    answer = await host.background(request, templateIds, signal);
+  } catch (error) {
+    if (isDomainError(error) && error.code === 'MAX_TOKENS') return null;
+    throw error;
+  }
+  const features = host.engine.features;
+  const state = features ? await features.state(request, signal) : null;
+  return { answer, state };
+}
+
 function unavailable(error: unknown): boolean {
   return (
     stoppedFor(error, 'unavailable') ||
@@ -242,26 +266,21 @@ export function createJobRunner(deps: JobRunnerDeps) {
       if (same) same.push(e);
       else byState.set(e.state, [e]);
     }
-    const features = host.engine.features;
     let done = 0;
     let skipped = 0;
     type StateRows = { template: string; row: FitTemplate['rows'][number] }[] | null;
     /** One state's rows (null: over the model's limits, so left out). */
     const read = async ([stateJson, labelled]: [string, StoredExample[]]): Promise<StateRows> => {
       const qs = labelled.map((e) => templates.get(e.templateId)?.question as WireQuestion);
-      const request = toDecisionRequest(JSON.parse(stateJson) as WireState, qs);
-      let answer: Awaited<ReturnType<EngineHost['background']>>;
-      try {
-        answer = await host.background(
-          request,
-          labelled.map((e) => e.templateId),
-          signal,
-        );
-      } catch (error) {
-        if (isDomainError(error) && error.code === 'MAX_TOKENS') return null;
-        throw error;
-      }
-      const state = features ? await features.state(request, signal) : null;
+      const answered = await readWithBase(
+        host,
+        stateJson,
+        qs,
+        labelled.map((e) => e.templateId),
+        signal,
+      );
+      if (!answered) return null;
+      const { answer, state } = answered;
       const rows: NonNullable<StateRows> = [];
       labelled.forEach((e, i) => {
         const label = templates.get(e.templateId)?.labels.indexOf(e.label) ?? -1;
@@ -559,7 +578,6 @@ export function createJobRunner(deps: JobRunnerDeps) {
       push(state, { templateId, target: null, truth: label });
     }
     const rows = new Map<string, FitTemplate['rows']>(ids.map((id) => [id, []]));
-    const features = host.engine.features;
     const entries = [...byState].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const readStarted = performance.now();
     let read = 0;
@@ -571,19 +589,15 @@ export function createJobRunner(deps: JobRunnerDeps) {
     });
     const readOne = async ([stateJson, items]: [string, Item[]]) => {
       const qs = items.map((it) => questions.get(it.templateId)?.question as WireQuestion);
-      const request = toDecisionRequest(JSON.parse(stateJson) as WireState, qs);
-      let answer: Awaited<ReturnType<EngineHost['background']>>;
-      try {
-        answer = await host.background(
-          request,
-          items.map((it) => it.templateId),
-          signal,
-        );
-      } catch (error) {
-        if (isDomainError(error) && error.code === 'MAX_TOKENS') return null;
-        throw error;
-      }
-      const state = features ? await features.state(request, signal) : null;
+      const answered = await readWithBase(
+        host,
+        stateJson,
+        qs,
+        items.map((it) => it.templateId),
+        signal,
+      );
+      if (!answered) return null;
+      const { answer, state } = answered;
       return items.map((it, i) => {
         const base = toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []);
         const row: FitTemplate['rows'][number] = it.target

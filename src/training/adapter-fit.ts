@@ -819,11 +819,8 @@ export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHea
   return fitOnRows(t, data, train, fold, folds, options);
 }
 
-/** Fits one template (see the file comment). */
-export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?: (message: string) => void) {
-  const started = performance.now();
-  const minExamples = options.minExamples ?? 20;
-  const k = t.labels.length;
+/** A template's report before anything is fitted, and the way every fit returns (timed). */
+function emptyReport(t: TemplateData, started: number) {
   const report: TemplateReport = {
     template: t.template,
     type: t.type,
@@ -846,6 +843,15 @@ export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?
     report.seconds = (performance.now() - started) / 1000;
     return { head, report };
   };
+  return { report, done };
+}
+
+/** Fits one template (see the file comment). */
+export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?: (message: string) => void) {
+  const started = performance.now();
+  const minExamples = options.minExamples ?? 20;
+  const k = t.labels.length;
+  const { report, done } = emptyReport(t, started);
   const classes = new Set(t.rows.map((r) => r.label)).size;
   if (t.rows.length < minExamples || classes < 2) {
     report.reason =
@@ -960,28 +966,7 @@ export function fitDistilledTemplate(
   const minExamples = options.minExamples ?? 20;
   const { teacher, humanWeight } = options.distill;
   const k = t.labels.length;
-  const report: TemplateReport = {
-    template: t.template,
-    type: t.type,
-    labels: t.labels,
-    n: t.rows.length,
-    nTrain: 0,
-    nTest: 0,
-    kind: null,
-    served: false,
-    reason: '',
-    before: null,
-    after: null,
-    prior: null,
-    reliability: null,
-    candidates: [],
-    chosen: null,
-    seconds: 0,
-  };
-  const done = (head: HeadFile | null) => {
-    report.seconds = (performance.now() - started) / 1000;
-    return { head, report };
-  };
+  const { report, done } = emptyReport(t, started);
   const teacherRows = t.rows.filter((r) => r.source !== 'human' && r.target?.length === k);
   const humanRows = t.rows.filter((r) => r.source === 'human');
   if (teacherRows.length < minExamples) {
