@@ -7,7 +7,14 @@ import { z } from '@hono/zod-openapi';
 import { type FieldIssue, fail } from '../lib/errors.ts';
 import { boundedEcho, checkJsonText, clip, describePath, describeProblem } from '../lib/json-bounds.ts';
 import { toDecisionRequest } from './normalize.ts';
-import { MAX_JSON_DEPTH, Question, QuestionId, SystemOneRequest, type WireQuestion } from './protocol.ts';
+import {
+  MAX_JSON_DEPTH,
+  Question,
+  QuestionId,
+  SystemOneRequest,
+  type WireQuestion,
+  type WireState,
+} from './protocol.ts';
 import { type Template, templateOf } from './templates.ts';
 
 /** Limits of one upload (the per-account limits are in src/domain/examples.ts). */
@@ -125,42 +132,46 @@ export function issue(
   return { type, loc: ['body', line, ...path], msg: `line ${line}: ${describePath(path)}: ${msg}`, input };
 }
 
+/** A line's schema problems as field issues: the path into the line, the value found there (bounded). */
+export function schemaIssues(line: number, value: unknown, error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => {
+    const path = i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), 140)));
+    let at: unknown = value;
+    for (const p of i.path) at = at && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
+    const missing = at === undefined && i.code === 'invalid_type';
+    // A record key that fails its own schema (a question id too long): its own message names the limit.
+    const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
+    return issue(
+      line,
+      path,
+      missing ? 'Field required' : (inner?.message ?? i.message),
+      boundedEcho(inner ? (i.path.at(-1) ?? null) : (at ?? null)),
+      missing ? 'missing' : (inner?.code ?? i.code),
+    );
+  });
+}
+
+/** The issue of a line whose state is past the upload's bound, or null. */
+export function stateTooLong(line: number, state: WireState): FieldIssue | null {
+  const text = toDecisionRequest(state, []).state.text;
+  if (text.length <= UPLOAD_LIMITS.maxStateChars) return null;
+  return issue(
+    line,
+    ['state'],
+    `is ${text.length} characters, the limit is ${UPLOAD_LIMITS.maxStateChars}`,
+    boundedEcho(state),
+    'too_long',
+  );
+}
+
 /** Validates one parsed line; returns its labelled questions or its problems. */
 function checkRow(line: number, value: unknown): { row?: ParsedRow; issues: FieldIssue[] } {
   const parsed = LabelledRow.safeParse(value);
-  if (!parsed.success) {
-    return {
-      issues: parsed.error.issues.map((i) => {
-        const path = i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), 140)));
-        let at: unknown = value;
-        for (const p of i.path) at = at && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
-        const missing = at === undefined && i.code === 'invalid_type';
-        // A record key that fails its own schema (a question id too long): its own message names the limit.
-        const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
-        return issue(
-          line,
-          path,
-          missing ? 'Field required' : (inner?.message ?? i.message),
-          boundedEcho(inner ? (i.path.at(-1) ?? null) : (at ?? null)),
-          missing ? 'missing' : (inner?.code ?? i.code),
-        );
-      }),
-    };
-  }
+  if (!parsed.success) return { issues: schemaIssues(line, value, parsed.error) };
   const row = parsed.data;
   const issues: FieldIssue[] = [];
-  const stateText = toDecisionRequest(row.state, []).state.text;
-  if (stateText.length > UPLOAD_LIMITS.maxStateChars) {
-    issues.push(
-      issue(
-        line,
-        ['state'],
-        `is ${stateText.length} characters, the limit is ${UPLOAD_LIMITS.maxStateChars}`,
-        boundedEcho(row.state),
-        'too_long',
-      ),
-    );
-  }
+  const tooLong = stateTooLong(line, row.state);
+  if (tooLong) issues.push(tooLong);
   const questions: LabelledQuestion[] = [];
   for (const [questionId, question] of Object.entries(row.questions)) {
     if (!Object.hasOwn(row.labels, questionId)) {

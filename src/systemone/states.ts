@@ -5,9 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import type { FieldIssue } from '../lib/errors.ts';
-import { boundedEcho, clip } from '../lib/json-bounds.ts';
-import { issue, parseJsonLines, UPLOAD_LIMITS } from './examples.ts';
-import { toDecisionRequest } from './normalize.ts';
+import { parseJsonLines, schemaIssues, stateTooLong, UPLOAD_LIMITS } from './examples.ts';
 import { SystemOneRequest } from './protocol.ts';
 
 export const UnlabelledRow = z
@@ -23,37 +21,9 @@ export const UnlabelledRow = z
 
 function checkState(line: number, value: unknown): { row?: string; issues: FieldIssue[] } {
   const parsed = UnlabelledRow.safeParse(value);
-  if (!parsed.success) {
-    return {
-      issues: parsed.error.issues.map((i) => {
-        const path = i.path.map((p) => (typeof p === 'number' ? p : clip(String(p), 140)));
-        let at: unknown = value;
-        for (const p of i.path) at = at && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
-        const missing = at === undefined && i.code === 'invalid_type';
-        return issue(
-          line,
-          path,
-          missing ? 'Field required' : i.message,
-          boundedEcho(at ?? null),
-          missing ? 'missing' : i.code,
-        );
-      }),
-    };
-  }
-  const text = toDecisionRequest(parsed.data.state, []).state.text;
-  if (text.length > UPLOAD_LIMITS.maxStateChars) {
-    return {
-      issues: [
-        issue(
-          line,
-          ['state'],
-          `is ${text.length} characters, the limit is ${UPLOAD_LIMITS.maxStateChars}`,
-          boundedEcho(parsed.data.state),
-          'too_long',
-        ),
-      ],
-    };
-  }
+  if (!parsed.success) return { issues: schemaIssues(line, value, parsed.error) };
+  const tooLong = stateTooLong(line, parsed.data.state);
+  if (tooLong) return { issues: [tooLong] };
   return { row: JSON.stringify(parsed.data.state), issues: [] };
 }
 
