@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { AdapterStore } from '../domain/adapters.ts';
+import type { AdapterFallback, AdapterStore } from '../domain/adapters.ts';
 import { type DistillSpec, type DistillStore, stateHash } from '../domain/distill.ts';
 import type { ExampleStore, StoredExample } from '../domain/examples.ts';
 import type { Job, JobQueue } from '../domain/jobs.ts';
@@ -408,23 +408,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
           result: { base, templates: result.reports, timing },
           runMs: performance.now() - began,
         },
-        async (tx) => {
-          if (!result.artifact) return null;
-          // Checked again here: the account's other jobs may have stored adapters since this one was queued.
-          await deps.adapters.checkRoom(job.userId, tx);
-          return (
-            await deps.adapters.create(
-              job.userId,
-              {
-                base,
-                jobId: job.id,
-                artifact: JSON.stringify(result.artifact),
-                report: JSON.stringify(result.reports),
-              },
-              tx,
-            )
-          ).id;
-        },
+        (tx) => storeAdapter(tx, job, base, result),
       );
       if (!stored) throw stop('not-held', 'lost before storing');
       logger.info(
@@ -703,28 +687,38 @@ export function createJobRunner(deps: JobRunnerDeps) {
         result: { base, templates: result.reports, timing, distill: summary },
         runMs: performance.now() - began,
       },
-      async (tx) => {
-        if (!result.artifact) return null;
-        await deps.adapters.checkRoom(job.userId, tx);
-        return (
-          await deps.adapters.create(
-            job.userId,
-            {
-              base,
-              jobId: job.id,
-              artifact: JSON.stringify(result.artifact),
-              report: JSON.stringify(result.reports),
-              teacher: spec.teacher,
-              fallback:
-                spec.fallbackThreshold === null ? null : { teacher: spec.teacher, threshold: spec.fallbackThreshold },
-            },
-            tx,
-          )
-        ).id;
-      },
+      (tx) =>
+        storeAdapter(tx, job, base, result, {
+          teacher: spec.teacher,
+          fallback:
+            spec.fallbackThreshold === null ? null : { teacher: spec.teacher, threshold: spec.fallbackThreshold },
+        }),
     );
     if (!stored) throw stop('not-held', 'lost before storing');
     logger.info({ job: job.id, adapter: stored.adapterId, served, ...summary, ...timing }, 'distillation job done');
+  }
+
+  /**
+   * Stores a job's adapter in the completing transaction (null when no template was served). The
+   * account's room is checked again here: its other jobs may have stored adapters since this one was queued.
+   */
+  async function storeAdapter(
+    tx: Parameters<Parameters<JobQueue['complete']>[3]>[0],
+    job: Job,
+    base: string,
+    result: { artifact: unknown; reports: unknown },
+    distilled: { teacher: string; fallback: AdapterFallback | null } | null = null,
+  ): Promise<string | null> {
+    if (!result.artifact) return null;
+    await deps.adapters.checkRoom(job.userId, tx);
+    const adapter = {
+      base,
+      jobId: job.id,
+      artifact: JSON.stringify(result.artifact),
+      report: JSON.stringify(result.reports),
+      ...distilled,
+    };
+    return (await deps.adapters.create(job.userId, adapter, tx)).id;
   }
 
   let runs = 0;
