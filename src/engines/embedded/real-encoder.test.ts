@@ -121,5 +121,9 @@ describe('embedded engine with the real encoder', () => {
       yesNo('Is the customer asking for money back?'),
     ]);
     assert.ok(pRefund > 0.5 && pRefund > pOther + 0.15, `P(refund) ${pRefund} vs ${pOther}`);
+    // the console playground's own example (console/src/playground-model.ts) answers its refund question
+    const playground = 'I was charged twice for my subscription this month. Please refund one of the charges.';
+    const [[, pPlayground = 0] = []] = await ask(playground, [yesNo('Is the customer asking for money back?')]);
+    assert.ok(pPlayground > 0.5 && pPlayground > pOther + 0.15, `P(refund) in the playground ${pPlayground}`);
   });
 });
