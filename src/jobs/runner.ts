@@ -142,16 +142,18 @@ const stoppedFor = (error: unknown, why: Stop) => error instanceof Error && 'sto
 
 /** Refusals that mean "not now": the job waits for the engine instead of failing. */
 /**
- * One state read by the base model for a job: its answers to the templates' questions and, where the
- * engine has them, the state's features; null when the state is over the model's limits (left out).
+ * One state read by the base model for a job: the base model's answer to each template's question in
+ * canonical label order and, where the engine has them, the state's features; null when the state is
+ * over the model's limits (left out).
  */
 async function readWithBase(
   host: EngineHost,
   stateJson: string,
-  questions: WireQuestion[],
   templateIds: string[],
+  questionOf: (templateId: string) => WireQuestion | undefined,
   signal: AbortSignal,
 ) {
+  const questions = templateIds.map((id) => questionOf(id) as WireQuestion);
   const request = toDecisionRequest(JSON.parse(stateJson) as WireState, questions);
   let answer: Awaited<ReturnType<EngineHost['background']>>;
   try {
@@ -162,7 +164,8 @@ async function readWithBase(
   }
   const features = host.engine.features;
   const state = features ? await features.state(request, signal) : null;
-  return { answer, state };
+  const bases = questions.map((q, i) => toCanonical(q, answer.probabilities[i] ?? []));
+  return { bases, state };
 }
 
 function unavailable(error: unknown): boolean {
@@ -271,23 +274,22 @@ export function createJobRunner(deps: JobRunnerDeps) {
     type StateRows = { template: string; row: FitTemplate['rows'][number] }[] | null;
     /** One state's rows (null: over the model's limits, so left out). */
     const read = async ([stateJson, labelled]: [string, StoredExample[]]): Promise<StateRows> => {
-      const qs = labelled.map((e) => templates.get(e.templateId)?.question as WireQuestion);
       const answered = await readWithBase(
         host,
         stateJson,
-        qs,
         labelled.map((e) => e.templateId),
+        (id) => templates.get(id)?.question,
         signal,
       );
       if (!answered) return null;
-      const { answer, state } = answered;
+      const { bases, state } = answered;
       const rows: NonNullable<StateRows> = [];
       labelled.forEach((e, i) => {
         const label = templates.get(e.templateId)?.labels.indexOf(e.label) ?? -1;
         if (label < 0) return;
         rows.push({
           template: e.templateId,
-          row: { base: toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []), state, label },
+          row: { base: bases[i] ?? [], state, label },
         });
       });
       return rows;
@@ -572,18 +574,17 @@ export function createJobRunner(deps: JobRunnerDeps) {
       message: `reading ${entries.length} states with the base model`,
     });
     const readOne = async ([stateJson, items]: [string, Item[]]) => {
-      const qs = items.map((it) => questions.get(it.templateId)?.question as WireQuestion);
       const answered = await readWithBase(
         host,
         stateJson,
-        qs,
         items.map((it) => it.templateId),
+        (id) => questions.get(id)?.question,
         signal,
       );
       if (!answered) return null;
-      const { answer, state } = answered;
+      const { bases, state } = answered;
       return items.map((it, i) => {
-        const base = toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []);
+        const base = bases[i] ?? [];
         const row: FitTemplate['rows'][number] = it.target
           ? {
               base,
