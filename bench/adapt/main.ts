@@ -18,6 +18,7 @@
  *
  *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off]
  */
+
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,6 +46,7 @@ import {
   oneHot,
 } from '../../src/training/evaluation.ts';
 import { openDiskStore } from '../../src/training/store.ts';
+import { loadDataset, type SharedRow } from '../datasets.ts';
 
 const DEFAULT_SETS = [
   'sst2',
@@ -95,22 +97,6 @@ function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number }
   };
 }
 
-interface SharedRow {
-  state: unknown;
-  question: unknown;
-  label: unknown;
-}
-
-/** All rows of ../shared/data/decisions/<name>.jsonl (read from there, never copied). */
-function loadDataset(name: string): SharedRow[] {
-  const file = join(REPO_ROOT, '..', 'shared', 'data', 'decisions', `${name}.jsonl`);
-  if (!existsSync(file)) throw new Error(`${file} is absent: bench:adapt needs ../shared/data/decisions`);
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as SharedRow);
-}
-
 const pool = createEncoderPool({ threads: 2 });
 const encoder = cachedEncoder(pool);
 const engine = createFeaturizedEmbeddedEngine({ encoder, parallelism: 4 });
@@ -125,7 +111,7 @@ interface Featurized {
 
 /** Base probabilities (canonical order) and state features of every row, through the engine. */
 async function featurize(name: string): Promise<Featurized> {
-  const raw = loadDataset(name);
+  const raw = loadDataset(name, 'bench:adapt');
   const question = raw[0]?.question as WireQuestion;
   const template = templateOf(question);
   const rows: Featurized['rows'] = [];
@@ -268,7 +254,7 @@ async function servingLatency(name: string, labels: number) {
   const s1 = createSystemOne(host, {
     adapters: { find: async () => adapter, list: async () => [adapter], forget: () => {} },
   });
-  const raw = loadDataset(name).slice(0, 120);
+  const raw = loadDataset(name, 'bench:adapt').slice(0, 120);
   const time = async (model: string | undefined, tag: string) => {
     const ms: number[] = [];
     for (const r of raw) {
@@ -313,7 +299,7 @@ async function clinc150() {
     console.log('clinc150: skipped (no stage A cache of the shipped head: run npm run train)');
     return null;
   }
-  const raw = loadDataset('clinc150') as (SharedRow & { id: string })[];
+  const raw = loadDataset('clinc150', 'bench:adapt') as (SharedRow & { id: string })[];
   const question = raw[0]?.question as WireQuestion;
   const template = templateOf(question);
   const k = template.labels.length;

@@ -22,7 +22,8 @@
  *     [--teachers truth,fixture,gguf] [--gguf-sets sst2] [--gguf-threads 1]
  * Writes bench/results/distill.json and prints a table.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,6 +44,7 @@ import { fitAllRows, teacherAgreement } from '../../src/training/adapter-fit.ts'
 import { REPO_ROOT } from '../../src/training/data.ts';
 import { asServed, oneHot } from '../../src/training/evaluation.ts';
 import { startTeacherServer } from '../../test/fixtures/teacher-server.ts';
+import { loadDataset } from '../datasets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -64,21 +66,6 @@ const ggufThreads = Number(values['gguf-threads'] ?? 1);
 const seed = Number(values.seed ?? 34);
 const GGUF = join(REPO_ROOT, '..', 'shared', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 const KEY = 'bench-teacher-key-0123456789abcdef';
-
-interface SharedRow {
-  state: unknown;
-  question: unknown;
-  label: unknown;
-}
-
-function loadDataset(name: string): SharedRow[] {
-  const file = join(REPO_ROOT, '..', 'shared', 'data', 'decisions', `${name}.jsonl`);
-  if (!existsSync(file)) throw new Error(`${file} is absent: bench:distill needs ../shared/data/decisions`);
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as SharedRow);
-}
 
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const a = [...items];
@@ -170,7 +157,7 @@ const results: unknown[] = [];
 const lines: string[] = [];
 const speed: unknown[] = [];
 for (const name of sets) {
-  const raw = loadDataset(name);
+  const raw = loadDataset(name, 'bench:distill');
   const question = raw[0]?.question as WireQuestion;
   const template = templateOf(question);
   const k = template.labels.length;
