@@ -3,6 +3,7 @@ import type { z } from '@hono/zod-openapi';
 import type { AdapterSummary as AdapterSchema } from '../../src/routes/control/adapters/protocol.ts';
 import type { AuthProviders as AuthProvidersSchema } from '../../src/routes/control/auth-providers/route.ts';
 import type { CalibrationReport as CalibrationReportSchema } from '../../src/routes/control/calibration/protocol.ts';
+import type { DistillEstimate as DistillEstimateSchema } from '../../src/routes/control/distillation-jobs/protocol.ts';
 import type {
   ExampleSummary as ExampleSummarySchema,
   UploadResult as UploadResultSchema,
@@ -193,13 +194,4 @@ export interface Teacher {
 }
 
 /** What a distillation job would cost, as its dry run answers. */
-export interface DistillEstimate {
-  teacher: string;
-  templates: number;
-  states: number;
-  already_labelled: number;
-  teacher_calls: number;
-  budget: number;
-  teacher_questions: number;
-  estimated_seconds: number | null;
-}
+export type DistillEstimate = z.infer<typeof DistillEstimateSchema>;
