@@ -144,6 +144,18 @@ export function serverCalibrationKey(kind: 'upstream' | 'openai', baseUrl: strin
   return `${kind}-${createHash('sha256').update(`${baseUrl}\u0000${model}`).digest('hex')}`;
 }
 
+/** Where a model Brier did not train comes from: a GGUF file, or a server and the model asked of it. */
+export type ModelSource =
+  | { kind: 'gguf'; path: string }
+  | { kind: 'upstream' | 'openai'; baseUrl: string; model: string };
+
+/** The calibration key of a model source, computed when asked (a GGUF file is hashed; see ggufCalibrationKey). */
+export function sourceCalibrationKey(source: ModelSource, dir: string): () => Promise<string> {
+  return source.kind === 'gguf'
+    ? () => ggufCalibrationKey(source.path, dir)
+    : async () => serverCalibrationKey(source.kind, source.baseUrl, source.model);
+}
+
 /** Reads and checks `<dir>/<key>.json`; null when there is none. Throws on a malformed file or a key mismatch. */
 export async function readModelCalibration(dir: string, key: string): Promise<ModelCalibrationFile | null> {
   const path = calibrationPath(dir, key);

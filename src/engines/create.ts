@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describeModelSpec, resolveModelSpec } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
-import { ggufCalibrationKey, serverCalibrationKey, withModelCalibration } from './calibrated.ts';
+import { sourceCalibrationKey, withModelCalibration } from './calibrated.ts';
 import type { DecisionEngine } from './engine.ts';
 import { createFakeEngine } from './fake/fake-engine.ts';
 import type { PoolEvents } from './upstream/pool.ts';
@@ -34,11 +34,14 @@ export function calibrationKeyOf(config: Config): ((engine: DecisionEngine) => P
     case 'embedded':
       return null;
     case 'gguf':
-      return () => ggufCalibrationKey(spec.path, calibrationDir(config));
+      return sourceCalibrationKey({ kind: 'gguf', path: spec.path }, calibrationDir(config));
     case 'upstream':
     case 'openai':
       // The server and the model asked for: calibrate again after changing the model behind the URL.
-      return async () => serverCalibrationKey(spec.kind, spec.baseUrl, config.upstreamModel ?? '');
+      return sourceCalibrationKey(
+        { kind: spec.kind, baseUrl: spec.baseUrl, model: config.upstreamModel ?? '' },
+        calibrationDir(config),
+      );
   }
 }
 

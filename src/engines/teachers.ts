@@ -12,12 +12,7 @@
  */
 import type { TeacherConfig, TeacherKind } from '../config.ts';
 import { fail, isDomainError } from '../lib/errors.ts';
-import {
-  ggufCalibrationKey,
-  serverCalibrationKey,
-  type UncalibratedPolicy,
-  withModelCalibration,
-} from './calibrated.ts';
+import { sourceCalibrationKey, type UncalibratedPolicy, withModelCalibration } from './calibrated.ts';
 import type { DecisionEngine, EngineAnswer } from './engine.ts';
 import type { DecisionRequest } from './request.ts';
 
@@ -69,15 +64,16 @@ async function defaultBuild(config: TeacherConfig, options: TeachersOptions): Pr
   const engine = await buildRaw(config, options.gguf);
   if (!options.calibration) return engine;
   const { dir, uncalibrated } = options.calibration;
-  const key =
+  const key = sourceCalibrationKey(
     config.kind === 'gguf'
-      ? () => ggufCalibrationKey(config.target, dir)
-      : async () =>
-          serverCalibrationKey(
-            config.kind === 'openai' ? 'openai' : 'upstream',
-            config.target,
-            config.upstreamModel ?? '',
-          );
+      ? { kind: 'gguf', path: config.target }
+      : {
+          kind: config.kind === 'openai' ? 'openai' : 'upstream',
+          baseUrl: config.target,
+          model: config.upstreamModel ?? '',
+        },
+    dir,
+  );
   return withModelCalibration(engine, { dir, key, uncalibrated });
 }
 
