@@ -15,11 +15,15 @@ import { type RunningServer, startServer, waitHealthy } from '../server.ts';
 const skip = clusterSkip();
 
 const MONEY = { type: 'noul', instructions: 'Is the customer writing about money?' } as const;
-/** A yes/no task the base model abstains on: 120 rows of sst2 when ../shared is there, else generated tickets. */
-const SST2 = sharedRows('sst2', 120);
-const QUESTION = SST2?.[0]?.question ?? MONEY;
-const ROWS = SST2
-  ? SST2.map((r) => row(r.state, { q: QUESTION }, { q: r.label }))
+/**
+ * A yes/no task the base model abstains on (brier-lite reads "is it offensive?" as no family it answers):
+ * 120 rows of tweeteval_offensive when ../shared is there, else generated tickets. sst2 served here until
+ * brier-lite 4 read polarity questions itself and left an adapter little to add.
+ */
+const SHARED = sharedRows('tweeteval_offensive', 120);
+const QUESTION = SHARED?.[0]?.question ?? MONEY;
+const ROWS = SHARED
+  ? SHARED.map((r) => row(r.state, { q: QUESTION }, { q: r.label }))
   : tickets(80).map((x) => row(x.state, { q: MONEY }, { q: x.team === 'billing' }));
 
 interface Report {
