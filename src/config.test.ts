@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { writeTinyGguf } from '../test/fixtures/tiny-gguf.ts';
 import { loadConfig } from './config.ts';
+import { calibrationKeyOf } from './engines/create.ts';
+import type { DecisionEngine } from './engines/engine.ts';
 
 describe('loadConfig', () => {
   test('BRIER_LEGACY_EXTENSION_FIELDS: off unless on; anything else is refused by name', () => {
@@ -8,6 +14,23 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ BRIER_LEGACY_EXTENSION_FIELDS: 'off' }).legacyExtensionFields, false);
     assert.equal(loadConfig({ BRIER_LEGACY_EXTENSION_FIELDS: 'on' }).legacyExtensionFields, true);
     assert.throws(() => loadConfig({ BRIER_LEGACY_EXTENSION_FIELDS: 'yes' }), /BRIER_LEGACY_EXTENSION_FIELDS/);
+  });
+
+  test('BRIER_GGUF_PROMPT: plain by default, or chat, which a GGUF model is calibrated for apart', async () => {
+    assert.equal(loadConfig({}).ggufPrompt, 'plain');
+    assert.equal(loadConfig({ BRIER_GGUF_PROMPT: 'chat' }).ggufPrompt, 'chat');
+    assert.throws(() => loadConfig({ BRIER_GGUF_PROMPT: 'jinja' }), /BRIER_GGUF_PROMPT/);
+    const dir = await mkdtemp(join(tmpdir(), 'brier-config-'));
+    try {
+      const model = await writeTinyGguf(join(dir, 'tiny.gguf'));
+      const key = async (env: Record<string, string>) =>
+        calibrationKeyOf(loadConfig({ BRIER_MODEL: model, BRIER_DATA_DIR: dir, ...env }))?.({} as DecisionEngine);
+      const plain = await key({});
+      assert.match(plain ?? '', /^gguf-[0-9a-f]{64}$/);
+      assert.equal(await key({ BRIER_GGUF_PROMPT: 'chat' }), plain?.replace('gguf-', 'ggufchat-'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -18,6 +18,7 @@ const Env = z.object({
   BRIER_UPSTREAM_MODEL: z.string().min(1).optional(),
   BRIER_MODEL_TEMPERATURE: z.coerce.number().positive().default(1),
   BRIER_UNCALIBRATED: z.enum(['shrink', 'raw']).default('shrink'),
+  BRIER_GGUF_PROMPT: z.enum(['plain', 'chat']).default('plain'),
   BRIER_CONTEXT_SIZE: z.coerce.number().int().min(256).default(4096),
   BRIER_THREADS: z.coerce.number().int().min(1).default(2),
   BRIER_QUEUE_LIMIT: z.coerce.number().int().min(1).default(64),
@@ -186,6 +187,11 @@ export interface Config {
    * mixed half and half with the uniform answer (shrink), or as it comes (raw).
    */
   uncalibrated: 'shrink' | 'raw';
+  /**
+   * GGUF models (BRIER_MODEL and teachers): prompts as plain text, or in the model's chat template
+   * (src/engines/gguf/frames.ts). Calibration files are per format.
+   */
+  ggufPrompt: 'plain' | 'chat';
   contextSize: number;
   threads: number;
   queueLimit: number;
@@ -329,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamModel: e.BRIER_UPSTREAM_MODEL,
     modelTemperature: e.BRIER_MODEL_TEMPERATURE,
     uncalibrated: e.BRIER_UNCALIBRATED,
+    ggufPrompt: e.BRIER_GGUF_PROMPT,
     contextSize: e.BRIER_CONTEXT_SIZE,
     threads: e.BRIER_THREADS,
     queueLimit: e.BRIER_QUEUE_LIMIT,

@@ -22,6 +22,7 @@ import { createUsedLinks } from './domain/verification-links.ts';
 import type { UncalibratedPolicy } from './engines/calibrated.ts';
 import { calibrationDir } from './engines/create.ts';
 import type { DecisionEngine } from './engines/engine.ts';
+import type { PromptFormat } from './engines/gguf/frames.ts';
 import { createEngineHost } from './engines/host.ts';
 import { createTeachers, type TeachersOptions } from './engines/teachers.ts';
 import type { EnginePool } from './engines/upstream/pool.ts';
@@ -104,6 +105,8 @@ export interface ServiceOptions {
   teacherOptions?: TeachersOptions | undefined;
   /** CPU threads (GGUF teachers use them too). */
   threads?: number | undefined;
+  /** BRIER_GGUF_PROMPT: GGUF teachers are prompted as BRIER_MODEL is. */
+  ggufPrompt?: PromptFormat | undefined;
   /** BRIER_UNCALIBRATED: teachers read their calibration files (in BRIER_DATA_DIR) as BRIER_MODEL does. */
   uncalibrated?: UncalibratedPolicy | undefined;
 }
@@ -201,7 +204,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   const adapters = createAdapterStore(db);
   // Distillation (issue 34): the configured teachers, unlabelled states and soft labels.
   const teachers = createTeachers(options.teachers ?? [], {
-    gguf: { threads: options.threads },
+    gguf: { threads: options.threads, prompt: options.ggufPrompt },
     // Teachers are calibrated as BRIER_MODEL is (src/engines/calibrated.ts): none teaches raw by default.
     ...(options.dataDir
       ? {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:calibration -- --model SPEC [--sets a,b] [--limit 20]`: a custom model (a GGUF file,
- * an upstream server) on labelled sets of ../shared/data/decisions that the shipped calibration set
+ * an upstream server; BRIER_GGUF_PROMPT picks a GGUF's prompt format) on labelled sets of ../shared/data/decisions that the shipped calibration set
  * does not contain, raw and through its calibration file (`brier models calibrate`; the half-and-half
  * shrink when there is none): per set, n, accuracy, and Brier raw / served / uniform. The check that
  * the calibration holds outside the sets it was fitted on. Prints a table and writes
@@ -67,27 +67,33 @@ const result = sets.map((set) => {
     n: items.length,
     accuracy: raw.accuracy,
     raw: raw.brier,
+    raw_ece: raw.ece,
     served: after.brier,
     uniform: u,
   };
 });
 
 console.log(
-  `${basename(config.model ?? '')}: calibration ${calibration.mode}${calibration.calibrated ? '' : ' (not calibrated)'}, ${answers.length} rows in ${seconds.toFixed(0)} s`,
+  `${basename(config.model ?? '')} (prompt ${config.ggufPrompt}): calibration ${calibration.mode}${calibration.calibrated ? '' : ' (not calibrated)'}, ${answers.length} rows in ${seconds.toFixed(0)} s`,
 );
 console.log(
-  `${'set'.padEnd(22)}${'type'.padEnd(8)}${'n'.padStart(4)}  ${'acc'.padStart(6)}  ${'raw'.padStart(6)}  ${'served'.padStart(6)}  ${'uniform'.padStart(7)}`,
+  `${'set'.padEnd(22)}${'type'.padEnd(8)}${'n'.padStart(4)}  ${'acc'.padStart(6)}  ${'raw'.padStart(6)}  ${'ece'.padStart(6)}  ${'served'.padStart(6)}  ${'uniform'.padStart(7)}`,
 );
 for (const r of result) {
   const worse = r.served > r.uniform + 1e-9 ? '  worse than uniform' : '';
   console.log(
-    `${r.set.padEnd(22)}${r.type.padEnd(8)}${String(r.n).padStart(4)}  ${r.accuracy.toFixed(3).padStart(6)}  ${r.raw.toFixed(3).padStart(6)}  ${r.served.toFixed(3).padStart(6)}  ${r.uniform.toFixed(3).padStart(7)}${worse}`,
+    `${r.set.padEnd(22)}${r.type.padEnd(8)}${String(r.n).padStart(4)}  ${r.accuracy.toFixed(3).padStart(6)}  ${r.raw.toFixed(3).padStart(6)}  ${r.raw_ece.toFixed(3).padStart(6)}  ${r.served.toFixed(3).padStart(6)}  ${r.uniform.toFixed(3).padStart(7)}${worse}`,
   );
 }
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-const out = join(ROOT, 'bench', 'results', `calibration-${basename(config.model ?? 'model')}.json`);
+const out = join(
+  ROOT,
+  'bench',
+  'results',
+  `calibration-${basename(config.model ?? 'model')}${config.ggufPrompt === 'chat' ? '-chat' : ''}.json`,
+);
 writeFileSync(
   out,
-  `${JSON.stringify({ model: config.model, key, mode: calibration.mode, types: calibration.types, seconds, sets: result }, null, 2)}\n`,
+  `${JSON.stringify({ model: config.model, prompt: config.ggufPrompt, key, mode: calibration.mode, types: calibration.types, seconds, sets: result }, null, 2)}\n`,
 );
 console.log(JSON.stringify({ out }));

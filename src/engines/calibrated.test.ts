@@ -14,6 +14,7 @@ import {
   readModelCalibration,
   resolveModelCalibration,
   serverCalibrationKey,
+  sourceCalibrationKey,
   UNCALIBRATED_SHRINK,
   withModelCalibration,
 } from './calibrated.ts';
@@ -192,6 +193,13 @@ describe('model calibration (GGUF and upstream engines)', () => {
       `gguf-${'f'.repeat(64)}`,
       'hashed again once the file changed',
     );
+    // the same file prompted in its chat template has a calibration of its own
+    const plain = await sourceCalibrationKey({ kind: 'gguf', path }, dir)();
+    assert.match(plain, /^gguf-[0-9a-f]{64}$/);
+    assert.equal(await sourceCalibrationKey({ kind: 'gguf', path, prompt: 'plain' }, dir)(), plain);
+    const chat = await sourceCalibrationKey({ kind: 'gguf', path, prompt: 'chat' }, dir)();
+    assert.equal(chat, plain.replace('gguf-', 'ggufchat-'));
+    assert.equal(calibrationPath(dir, chat), join(dir, `${chat}.json`));
     const a = serverCalibrationKey('openai', 'http://127.0.0.1:8000', 'm1');
     assert.match(a, /^openai-[0-9a-f]{64}$/);
     assert.notEqual(a, serverCalibrationKey('openai', 'http://127.0.0.1:8000', 'm2'));

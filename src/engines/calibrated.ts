@@ -146,14 +146,21 @@ export function serverCalibrationKey(kind: 'upstream' | 'openai', baseUrl: strin
 
 /** Where a model Brier did not train comes from: a GGUF file, or a server and the model asked of it. */
 export type ModelSource =
-  | { kind: 'gguf'; path: string }
+  | { kind: 'gguf'; path: string; prompt?: 'plain' | 'chat' | undefined }
   | { kind: 'upstream' | 'openai'; baseUrl: string; model: string };
 
-/** The calibration key of a model source, computed when asked (a GGUF file is hashed; see ggufCalibrationKey). */
+/**
+ * The calibration key of a model source, computed when asked (a GGUF file is hashed; see
+ * ggufCalibrationKey). A GGUF file prompted in its chat template answers differently from the same file
+ * prompted in plain text, so it has a calibration of its own: `ggufchat-<sha256>`.
+ */
 export function sourceCalibrationKey(source: ModelSource, dir: string): () => Promise<string> {
-  return source.kind === 'gguf'
-    ? () => ggufCalibrationKey(source.path, dir)
-    : async () => serverCalibrationKey(source.kind, source.baseUrl, source.model);
+  if (source.kind !== 'gguf') return async () => serverCalibrationKey(source.kind, source.baseUrl, source.model);
+  const chat = source.prompt === 'chat';
+  return async () => {
+    const key = await ggufCalibrationKey(source.path, dir);
+    return chat ? key.replace(/^gguf-/, 'ggufchat-') : key;
+  };
 }
 
 /** Reads and checks `<dir>/<key>.json`; null when there is none. Throws on a malformed file or a key mismatch. */

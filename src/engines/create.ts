@@ -34,7 +34,7 @@ export function calibrationKeyOf(config: Config): ((engine: DecisionEngine) => P
     case 'embedded':
       return null;
     case 'gguf':
-      return sourceCalibrationKey({ kind: 'gguf', path: spec.path }, calibrationDir(config));
+      return sourceCalibrationKey({ kind: 'gguf', path: spec.path, prompt: config.ggufPrompt }, calibrationDir(config));
     case 'upstream':
     case 'openai':
       // The server and the model asked for: calibrate again after changing the model behind the URL.
@@ -61,10 +61,13 @@ export async function createRawEngine(config: Config, events: PoolEvents = {}): 
       const { createGgufEngine } = await import('./gguf/gguf-engine.ts');
       return createGgufEngine({
         modelPath: spec.path,
+        promptFormat: config.ggufPrompt,
         temperature: config.modelTemperature,
         contextSize: config.contextSize,
         threads: config.threads,
-        description: describeModelSpec(spec).description,
+        description:
+          describeModelSpec(spec).description +
+          (config.ggufPrompt === 'chat' ? ' Prompted in its chat template (BRIER_GGUF_PROMPT=chat).' : ''),
         parallelism: config.engineParallelism,
         kvCacheBytes: config.kvCacheMb === undefined ? undefined : config.kvCacheMb * 2 ** 20,
         answerCacheEntries: config.answerCacheEntries,

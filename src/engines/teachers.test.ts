@@ -179,3 +179,60 @@ describe('teachers: an OpenAI-compatible completions server (the vLLM-shaped fix
     }
   });
 });
+
+describe('a GGUF teacher prompted in its chat template (BRIER_GGUF_PROMPT=chat)', () => {
+  test("is prompted so, and reads the chat calibration file, not the plain one's", async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { writeTinyGguf } = await import('../../test/fixtures/tiny-gguf.ts');
+    const { calibrationPath, ggufCalibrationKey, MODEL_CALIBRATION_FORMAT } = await import('./calibrated.ts');
+    const dir = await mkdtemp(join(tmpdir(), 'brier-teacher-chat-'));
+    try {
+      const model = await writeTinyGguf(join(dir, 'tiny.gguf'));
+      const teacher: TeacherConfig = {
+        id: 'g',
+        kind: 'gguf',
+        target: model,
+        upstreamModel: undefined,
+        apiKey: undefined,
+        timeoutMs: 60_000,
+        concurrency: 1,
+        retries: 0,
+      };
+      const request = toDecisionRequest('I was charged twice, refund please', [
+        { type: 'noul', instructions: 'Is it about money?' },
+      ]);
+      const key = (await ggufCalibrationKey(model)).replace('gguf-', 'ggufchat-');
+      const uniform = { temperature: 1, alpha: 1, alpha_floor: 1 };
+      await writeFile(
+        calibrationPath(dir, key),
+        JSON.stringify({
+          format: MODEL_CALIBRATION_FORMAT,
+          model: { key, name: 'tiny.gguf' },
+          fitted_at: '2026-11-28T00:00:00.000Z',
+          data: { source: 'shipped', name: 'set', sha256: 'b'.repeat(64), rows: 3 },
+          types: { noul: uniform, choice: uniform, score: uniform },
+          report: [],
+        }),
+      );
+      const ask = async (prompt: 'plain' | 'chat', calibrated = true) => {
+        const teachers = createTeachers([teacher], {
+          gguf: { threads: 1, contextSize: 1024, prompt },
+          ...(calibrated ? { calibration: { dir, uncalibrated: 'raw' as const } } : {}),
+        });
+        try {
+          return (await teachers.get('g')?.ask(request))?.probabilities[0];
+        } finally {
+          await teachers.close();
+        }
+      };
+      assert.deepEqual(await ask('chat'), [0.5, 0.5], 'the chat calibration (alpha 1: uniform) answers');
+      const plain = await ask('plain');
+      assert.notDeepEqual(plain, [0.5, 0.5], 'the plain prompt has no file here: raw');
+      assert.notDeepEqual(await ask('chat', false), plain, 'the chat prompt is another prompt');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

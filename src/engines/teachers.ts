@@ -14,6 +14,7 @@ import type { TeacherConfig, TeacherKind } from '../config.ts';
 import { fail, isDomainError } from '../lib/errors.ts';
 import { sourceCalibrationKey, type UncalibratedPolicy, withModelCalibration } from './calibrated.ts';
 import type { DecisionEngine, EngineAnswer } from './engine.ts';
+import type { PromptFormat } from './gguf/frames.ts';
 import type { DecisionRequest } from './request.ts';
 
 /** Weight of the newest call in the measured time per call. */
@@ -47,8 +48,8 @@ export interface Teacher {
 export interface TeachersOptions {
   /** Builds a teacher's engine (default: the engine factories, by kind). Tests replace it. */
   build?: (config: TeacherConfig) => Promise<DecisionEngine>;
-  /** GGUF teachers: CPU threads and context size (default 1 thread, 4096 tokens). */
-  gguf?: { threads?: number | undefined; contextSize?: number | undefined };
+  /** GGUF teachers: CPU threads, context size and prompt format (default 1 thread, 4096 tokens, plain). */
+  gguf?: { threads?: number | undefined; contextSize?: number | undefined; prompt?: PromptFormat | undefined };
   /** Base of the retry backoff (ms, default 250). */
   backoffMs?: number;
   /**
@@ -66,7 +67,7 @@ async function defaultBuild(config: TeacherConfig, options: TeachersOptions): Pr
   const { dir, uncalibrated } = options.calibration;
   const key = sourceCalibrationKey(
     config.kind === 'gguf'
-      ? { kind: 'gguf', path: config.target }
+      ? { kind: 'gguf', path: config.target, prompt: options.gguf?.prompt }
       : {
           kind: config.kind === 'openai' ? 'openai' : 'upstream',
           baseUrl: config.target,
@@ -100,6 +101,7 @@ async function buildRaw(config: TeacherConfig, gguf: TeachersOptions['gguf']): P
       const { createGgufEngine } = await import('./gguf/gguf-engine.ts');
       return createGgufEngine({
         modelPath: config.target,
+        promptFormat: gguf?.prompt ?? 'plain',
         threads: gguf?.threads ?? 1,
         contextSize: gguf?.contextSize ?? 4096,
       });

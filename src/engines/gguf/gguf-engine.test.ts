@@ -96,6 +96,7 @@ for (const model of MODELS) {
       id?: string;
       parallelism?: number;
       answerCacheEntries?: number;
+      promptFormat?: 'plain' | 'chat';
     };
     const make = (extra: Extra = {}) => {
       const made = createGgufEngine({ modelPath: model.path(), contextSize: CONTEXT, threads: 1, ...extra });
@@ -157,6 +158,26 @@ for (const model of MODELS) {
       const difference = maxDifference(cached, full);
       t.diagnostic(`largest difference: ${difference}`);
       assert.ok(difference < 1e-4, `cached and full recompute differ by ${difference}`);
+    });
+
+    test("in the model's chat template: every type and size answered, cached equal to a full recompute", async () => {
+      const [chat, fresh] = [make({ promptFormat: 'chat' }), make({ promptFormat: 'chat', reusePrefix: false })];
+      await Promise.all([chat.load(), fresh.load(), engine.load()]);
+      const questions = [...MIXED.questions, ...BIG.questions];
+      const cached = await chat.answer(request(STATE, questions), signal());
+      questions.forEach((q, i) => {
+        assertDistribution(cached.probabilities[i], q.options.length, `chat: question ${i} (${q.type})`);
+      });
+      assert.ok(maxDifference(cached, await fresh.answer(request(STATE, questions), signal())) < 1e-4);
+      assert.notDeepEqual(
+        cached.probabilities,
+        (await engine.answer(request(STATE, questions), signal())).probabilities,
+      );
+      const counts = await chat.countTokens(request(STATE, questions));
+      assert.equal(
+        cached.inputTokens,
+        counts.questions.reduce((a, b) => a + b, counts.state),
+      );
     });
 
     test('counts the state once and each question as the prompt reads it', async () => {

@@ -32,6 +32,7 @@ import type { DecisionEngine, EngineAnswer, EngineLimits, EngineMetrics, ModelIn
 import { createLoadOnce } from '../load-once.ts';
 import type { DecisionRequest } from '../request.ts';
 import { answerKey, prefixKey } from './answer-cache.ts';
+import { createFrame, type PromptFormat } from './frames.ts';
 import { softmax, startsWith } from './labels.ts';
 import { loadCpuLlama } from './llama.ts';
 import { createScorer, type Scorer } from './scoring.ts';
@@ -45,6 +46,11 @@ export const CONTEXT_MARGIN = 32;
 export interface GgufEngineOptions {
   /** Path of the .gguf file. */
   modelPath: string;
+  /**
+   * How prompts are framed (frames.ts): `plain` text (default; any base or instruct model), or `chat`,
+   * the same words as one user turn in the model's chat template, the label read as the reply's start.
+   */
+  promptFormat?: PromptFormat;
   /** Softmax temperature applied to the label logits (per model). Default 1. */
   temperature?: number;
   /** Context window in tokens (state + one question + label tokens must fit). Default 4096. */
@@ -109,6 +115,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
   const threads = options.threads ?? 2;
   const reusePrefix = options.reusePrefix ?? true;
   const parallelism = options.parallelism ?? 1;
+  const promptFormat = options.promptFormat ?? 'plain';
   let metrics: EngineMetrics | undefined = options.metrics;
   const answerEntries = options.answerCacheEntries ?? 4096;
   if (!Number.isInteger(answerEntries) || answerEntries < 0) {
@@ -124,7 +131,9 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
 
   const info: ModelInfo = {
     id: options.id ?? GGUF_ENGINE_ID,
-    description: options.description ?? `${basename(options.modelPath)} on llama.cpp, scored from next-token logits`,
+    description:
+      options.description ??
+      `${basename(options.modelPath)} on llama.cpp, scored from next-token logits${promptFormat === 'chat' ? ' in its chat template' : ''}`,
     releaseDate: options.releaseDate ?? GGUF_ENGINE_RELEASE_DATE,
   };
   // Questions are evaluated one at a time on the cached state, so the window bounds the state plus
@@ -166,7 +175,7 @@ export function createGgufEngine(options: GgufEngineOptions): DecisionEngine {
         busy: false,
         lastUsed: 0,
       }));
-      const scorer = createScorer(model, temperature, () => metrics);
+      const scorer = createScorer(createFrame(model, promptFormat), temperature, () => metrics);
       return { llama, ownsLlama, model, context, slots, scorer };
     } catch (error) {
       if (ownsLlama) await llama.dispose();

@@ -1,10 +1,11 @@
 /**
  * Option labels and how they are scored.
  *
- * Every question's prompt lists its options under short labels and ends with "Answer:". An option's
- * probability is read from the model's next-token logits for its label, written as " <label>" after
- * "Answer:" and tokenized the way the model's tokenizer writes it (tokens of "Answer: X" minus the
- * tokens of "Answer:").
+ * Every question's prompt lists its options under short labels and ends where the answer goes: after
+ * "Answer:" in plain prompts, at the start of the assistant's reply in the model's chat template
+ * (frames.ts). An option's probability is read from the model's next-token logits for its label,
+ * tokenized the way the model's tokenizer writes it there (plain: tokens of "Answer: X" minus the
+ * tokens of "Answer:"; chat: the template's tail with "X" minus the tail).
  *
  * Label choice, per question (first rule that applies):
  * 1. Natural labels: "No"/"Yes" for noul, the level numbers for score, when their token sequences

@@ -1,5 +1,6 @@
 /**
- * Plain-text prompts of the GGUF engine (no chat template, so any base or instruct model reads them).
+ * The words of the GGUF engine's prompts. As plain text (no chat template, so any base or instruct model
+ * reads them) or, through frames.ts, inside the model's chat template (BRIER_GGUF_PROMPT=chat).
  * The state prompt is a prefix evaluated once per request; each question prompt is a suffix read on
  * top of it and ends with ANSWER_CUE, after which the option labels are scored (see labels.ts).
  */
@@ -24,8 +25,15 @@ export function naturalLabels(question: DecisionQuestion): string[] | null {
   }
 }
 
-/** The question suffix; `labels` are the ones planLabels picked, one per option in option order. */
-export function renderQuestionPrompt(question: DecisionQuestion, labels: readonly string[]): string {
+/**
+ * The question suffix; `labels` are the ones planLabels picked, one per option in option order. It ends
+ * with `cue` (plain prompts), or, with no cue (a chat turn the reply answers), asks for one label.
+ */
+export function renderQuestionPrompt(
+  question: DecisionQuestion,
+  labels: readonly string[],
+  cue: string | null = ANSWER_CUE,
+): string {
   const lines = [`Question: ${question.instructions ?? defaultInstructions(question)}`];
   const options = question.options;
   if (question.type === 'noul' && options.length === 2) {
@@ -44,7 +52,8 @@ export function renderQuestionPrompt(question: DecisionQuestion, labels: readonl
       lines.push(`${labels[i]}. ${option.label}${option.description === null ? '' : `: ${option.description}`}`);
     });
   }
-  lines.push(ANSWER_CUE);
+  if (cue !== null) lines.push(cue);
+  else if (question.type !== 'noul' || options.length !== 2) lines.push('Reply with the label of one option only.');
   return lines.join('\n');
 }
 

@@ -3,12 +3,13 @@
  * top of a held state prefix, and reading each option label's log-probability from the logits
  * (multi-token labels through a trie, one decode step per inner node).
  */
-import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from 'node-llama-cpp';
 import type { EngineMetrics } from '../engine.ts';
 import type { DecisionQuestion, DecisionState } from '../request.ts';
+import type { PromptFrame } from './frames.ts';
 import type { LabelPlan, TrieNode } from './labels.ts';
 import { buildTrie, logSumExp, planLabels, startsWith } from './labels.ts';
-import { ANSWER_CUE, naturalLabels, renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
+import { naturalLabels } from './prompt.ts';
 
 export interface QuestionPlan {
   /** The question prompt's tokens, then the labels' shared lead. */
@@ -25,17 +26,16 @@ export interface QuestionPlan {
 
 const MAX_PLAN_CACHE = 1024;
 
-/** The prompts and scores of one loaded model; `metrics()` reads the engine's current hook. */
-export function createScorer(model: LlamaModel, temperature: number, metrics: () => EngineMetrics | undefined) {
-  /** Tokens of ANSWER_CUE alone, to find a label's tokens in answer position. */
-  const cueTokens = model.tokenize(ANSWER_CUE, false, 'trimLeadingSpace');
+/**
+ * The prompts (framed by `frame`: plain or the model's chat template) and scores of one loaded model;
+ * `metrics()` reads the engine's current hook.
+ */
+export function createScorer(frame: PromptFrame, temperature: number, metrics: () => EngineMetrics | undefined) {
   /** Label plans by question shape (type, option count, natural labels). */
   const plans = new Map<string, LabelPlan<Token>>();
 
   function stateTokens(state: DecisionState): Token[] {
-    const text = model.tokenize(renderStatePrompt(state), false);
-    const bos = model.tokens.bos;
-    return model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...text] : text;
+    return frame.stateTokens(state);
   }
 
   function labelPlan(question: DecisionQuestion): LabelPlan<Token> {
@@ -43,10 +43,7 @@ export function createScorer(model: LlamaModel, temperature: number, metrics: ()
     const key = `${question.type}\u0000${question.options.length}\u0000${natural?.join('\u0000') ?? ''}`;
     let plan = plans.get(key);
     if (plan === undefined) {
-      plan = planLabels<Token>(question.options.length, natural, (label) => {
-        const tokens = model.tokenize(`${ANSWER_CUE} ${label}`, false, 'trimLeadingSpace');
-        return startsWith(tokens, cueTokens) ? tokens.slice(cueTokens.length) : null;
-      });
+      plan = planLabels<Token>(question.options.length, natural, frame.labelTokens);
       if (plans.size >= MAX_PLAN_CACHE) plans.clear();
       plans.set(key, plan);
     }
@@ -55,7 +52,7 @@ export function createScorer(model: LlamaModel, temperature: number, metrics: ()
 
   function questionPlan(question: DecisionQuestion): QuestionPlan {
     const labels = labelPlan(question);
-    const text = model.tokenize(renderQuestionPrompt(question, labels.labels), false, 'trimLeadingSpace');
+    const text = frame.questionTokens(question, labels.labels);
     return {
       tokens: [...text, ...labels.lead],
       trie: buildTrie(labels.sequences),

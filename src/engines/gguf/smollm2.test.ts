@@ -99,3 +99,41 @@ describe('GGUF engine on SmolLM2-135M-Instruct (a real instruct model)', {
     assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9);
   });
 });
+
+describe('GGUF engine on SmolLM2-135M-Instruct in its chat template (promptFormat chat)', {
+  skip: present ? false : `${SMOLLM2} is absent (../shared)`,
+}, () => {
+  let chat: DecisionEngine;
+  let recompute: DecisionEngine;
+  let plain: DecisionEngine;
+  before(async () => {
+    const base = { modelPath: SMOLLM2, threads: 1, contextSize: 2048 } as const;
+    chat = createGgufEngine({ ...base, promptFormat: 'chat' });
+    recompute = createGgufEngine({ ...base, promptFormat: 'chat', reusePrefix: false, answerCacheEntries: 0 });
+    plain = createGgufEngine(base);
+    await Promise.all([chat.load(), recompute.load(), plain.load()]);
+  });
+  after(async () => {
+    await Promise.all([chat?.close(), recompute?.close(), plain?.close()]);
+  });
+
+  test('labels start the reply, one token each; the cached state prefix equals a full recompute', async () => {
+    const r = request(STATE, [NOUL, CHOICE, SCORE]);
+    const cached = await chat.answer(r, signal());
+    assert.equal(cached.outputTokens, 2 + 3 + 3);
+    assert.deepEqual(cached.probabilities, (await recompute.answer(r, signal())).probabilities);
+    // the template's tokens are counted: the state and each question are longer than in plain text
+    const [c, p] = await Promise.all([chat.countTokens(r), plain.countTokens(r)]);
+    assert.ok(c.state > p.state, `state: chat ${c.state}, plain ${p.state}`);
+    assert.equal(
+      cached.inputTokens,
+      c.questions.reduce((a, b) => a + b, c.state),
+    );
+  });
+
+  test('the chat prompt is a different prompt: other numbers than plain text', async () => {
+    const r = request(STATE, [NOUL, CHOICE, SCORE]);
+    const [c, p] = await Promise.all([chat.answer(r, signal()), plain.answer(r, signal())]);
+    assert.notDeepEqual(c.probabilities, p.probabilities);
+  });
+});
