@@ -6,7 +6,7 @@
  * the model page.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +62,30 @@ describe('brier models calibrate', () => {
     assert.equal(again.code, 0, again.err);
     assert.match(again.err, /12 rows \(0 to ask the model, 12 kept from an earlier run\)/);
     assert.match(again.out, /dry run: .* not written/);
+  });
+
+  test('kept answers are reused only for the same row and temperature: an edited row is asked again', async () => {
+    const rows = ['a', 'b'].flatMap((set) =>
+      [0, 1].map((i) => ({
+        id: `${set}/${i}`,
+        set,
+        state: `message ${set} ${i}`,
+        question: { type: 'noul', instructions: 'Is this text message spam?', criteria: null },
+        label: i === 0,
+      })),
+    );
+    const own = join(dir, 'own.jsonl');
+    const write = (list: typeof rows) => writeFileSync(own, `${list.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const other = await writeTinyGguf(join(dir, 'edited.gguf'), { seed: 3 });
+    write(rows);
+    const first = await run(['--model', other, '--set', own]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.err, /4 rows \(4 to ask the model, 0 kept/);
+    write(rows.map((r) => (r.id === 'b/1' ? { ...r, state: 'an edited message' } : r)));
+    const edited = await run(['--model', other, '--set', own, '--dry-run']);
+    assert.match(edited.err, /4 rows \(1 to ask the model, 3 kept from an earlier run\)/);
+    const hotter = await run(['--model', other, '--set', own, '--dry-run'], { BRIER_MODEL_TEMPERATURE: '2' });
+    assert.match(hotter.err, /4 rows \(4 to ask the model, 0 kept/);
   });
 
   test('the engine for that model reads the file: x_calibrated in /v1/models, before/after on the model page', async () => {

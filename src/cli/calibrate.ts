@@ -4,9 +4,11 @@
  * (src/training/model-calibration.ts), prints before/after per type and per source set, and writes
  * `<BRIER_DATA_DIR>/calibration/<key>.json`, which the engine reads when it next loads.
  *
- * The model's raw answers are kept beside it (`<key>.answers.jsonl`, by row id) so that a second
- * run, or a run on more rows, asks the model only what it has not answered yet (--fresh: ask all).
+ * The model's raw answers are kept beside it (`<key>.answers.jsonl`, by row id and a hash of the row's
+ * request and the temperature) so that a second run, or a run on more rows, asks the model only what it
+ * has not answered yet; an edited row is asked again (--fresh: ask all).
  */
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -122,17 +124,29 @@ export async function runCalibrateCommand(argv: readonly string[], config: Confi
     const key = await keyOf(engine);
     const dir = calibrationDir(cfg);
     const cachePath = join(dir, `${key}.answers.jsonl`);
-    const cached = new Map<string, number[]>();
+    // A kept answer is reused only for the same question on the same state at the same temperature
+    // (`h`): editing a row of the set, or changing BRIER_MODEL_TEMPERATURE, asks the model again.
+    const fingerprint = (row: (typeof rows)[number]) =>
+      createHash('sha256')
+        .update(JSON.stringify([row.request, cfg.modelTemperature]))
+        .digest('hex');
+    const kept = new Map<string, { h: string; p: number[] }>();
     if (!values.fresh && existsSync(cachePath)) {
       for (const line of readFileSync(cachePath, 'utf8').split('\n')) {
         if (!line.trim()) continue;
         try {
-          const a = JSON.parse(line) as { id: string; p: number[] };
-          if (typeof a.id === 'string' && Array.isArray(a.p)) cached.set(a.id, a.p);
+          const a = JSON.parse(line) as { id: string; h: string; p: number[] };
+          if (typeof a.id === 'string' && typeof a.h === 'string' && Array.isArray(a.p)) kept.set(a.id, a);
         } catch {
           // a line cut by an interrupted run: asked again
         }
       }
+    }
+    const cached = new Map<string, number[]>();
+    const fingerprints = new Map(rows.map((r) => [r.id, fingerprint(r)]));
+    for (const [id, h] of fingerprints) {
+      const a = kept.get(id);
+      if (a?.h === h) cached.set(id, a.p);
     }
     const asked = rows.filter((r) => !cached.has(r.id)).length;
     io.stderr(`${rows.length} rows (${asked} to ask the model, ${rows.length - asked} kept from an earlier run)`);
@@ -143,7 +157,7 @@ export async function runCalibrateCommand(argv: readonly string[], config: Confi
       cached,
       onAnswer: (a, done) => {
         if (!values['dry-run'] && !cached.has(a.id))
-          appendFileSync(cachePath, `${JSON.stringify({ id: a.id, p: a.p })}\n`);
+          appendFileSync(cachePath, `${JSON.stringify({ id: a.id, h: fingerprints.get(a.id), p: a.p })}\n`);
         if (done % 20 === 0 || done === rows.length) {
           io.stderr(`  ${done}/${rows.length} rows, ${((performance.now() - started) / 1000).toFixed(0)} s`);
         }
