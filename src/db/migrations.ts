@@ -338,5 +338,14 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0012_usage_aggregate_teacher_calls': {
+      // A deleted account's teacher calls are folded into the daily totals with its other usage.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('usage_aggregate')
+          .addColumn('teacher_calls', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+    },
   };
 }

@@ -27,7 +27,7 @@ test('a new SQLite database, its -wal and -shm files are 0600 and the folders cr
   const db = await openDb(`file:${file}`);
   try {
     await migrate(db);
-    await sql`insert into usage_aggregate values ('2024-01-01', '/v1/systemone', 'm', 1, 0, 1, 1, 1)`.execute(
+    await sql`insert into usage_aggregate values ('2024-01-01', '/v1/systemone', 'm', 1, 0, 1, 1, 1, 0)`.execute(
       db.kysely,
     );
     // WAL mode: SQLite now holds the -wal and -shm files next to the database.

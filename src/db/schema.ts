@@ -94,6 +94,8 @@ export interface UsageAggregateTable {
   questions: ColumnType<number | string, number, number>;
   input_tokens: ColumnType<number | string, number, number>;
   output_tokens: ColumnType<number | string, number, number>;
+  /** Teacher calls of the folded requests (migration 0012). */
+  teacher_calls: ColumnType<number | string, number | undefined, number>;
 }
 
 /** A question template of an account's labelled examples (migration 0006): type, instructions, criteria. */

@@ -26,6 +26,7 @@ export function createAccountDeletion(db: Db, keys: KeyService, usage: UsageReco
           eb.fn.sum<number | string>('questions').as('questions'),
           eb.fn.sum<number | string>('input_tokens').as('input_tokens'),
           eb.fn.sum<number | string>('output_tokens').as('output_tokens'),
+          eb.fn.sum<number | string>('teacher_calls').as('teacher_calls'),
         ])
         .where('user_id', '=', userId)
         .groupBy([sql`(ts / ${sql.lit(DAY_MS)})`, 'route', 'model'])
@@ -40,6 +41,7 @@ export function createAccountDeletion(db: Db, keys: KeyService, usage: UsageReco
           questions: Number(g.questions ?? 0),
           input_tokens: Number(g.input_tokens ?? 0),
           output_tokens: Number(g.output_tokens ?? 0),
+          teacher_calls: Number(g.teacher_calls ?? 0),
         };
         await tx
           .insertInto('usage_aggregate')
@@ -51,6 +53,7 @@ export function createAccountDeletion(db: Db, keys: KeyService, usage: UsageReco
               questions: eb('usage_aggregate.questions', '+', row.questions),
               input_tokens: eb('usage_aggregate.input_tokens', '+', row.input_tokens),
               output_tokens: eb('usage_aggregate.output_tokens', '+', row.output_tokens),
+              teacher_calls: eb('usage_aggregate.teacher_calls', '+', row.teacher_calls),
             })),
           )
           .execute();

@@ -368,7 +368,30 @@ for (const kind of databases()) {
       const b = await verifiedSession(cp, email);
       const k = await (await b.request(api('/control/v1/keys'), { body: { name: 'k' } })).json();
       assert.equal((await callSystemOne(k.key)).status, 200);
-      const before = await cp.db.kysely.selectFrom('usage_aggregate').select(['requests']).execute();
+      // A request an adapter's fallback sent to a teacher (issue 34) counts its teacher calls.
+      const leaver = await cp.db.kysely
+        .selectFrom('user')
+        .select('id')
+        .where('email', '=', email)
+        .executeTakeFirstOrThrow();
+      await cp.db.kysely
+        .insertInto('usage_event')
+        .values({
+          event_id: `fallback-${kind}`,
+          user_id: leaver.id,
+          key_id: k.id,
+          ts: Date.now(),
+          route: '/v1/systemone',
+          model: 'brier-lite',
+          status: 200,
+          questions: 1,
+          input_tokens: 10,
+          output_tokens: 2,
+          latency_ms: 5,
+          teacher_calls: 2,
+        })
+        .execute();
+      const before = await cp.db.kysely.selectFrom('usage_aggregate').select(['requests', 'teacher_calls']).execute();
       const del = await b.request(api('/control/v1/account'), { method: 'DELETE' });
       assert.equal(del.status, 200);
       assert.deepEqual(await del.json(), { deleted: true, revoked_keys: 1 });
@@ -378,9 +401,13 @@ for (const kind of databases()) {
       assert.equal(user, undefined);
       const events = await cp.db.kysely.selectFrom('usage_event').select('id').where('key_id', '=', k.id).execute();
       assert.equal(events.length, 0);
-      const agg = await cp.db.kysely.selectFrom('usage_aggregate').select(['requests']).execute();
-      const sum = (rows: { requests: number | string }[]) => rows.reduce((a, r) => a + Number(r.requests), 0);
-      assert.equal(sum(agg) - sum(before), 1);
+      const agg = await cp.db.kysely.selectFrom('usage_aggregate').select(['requests', 'teacher_calls']).execute();
+      const sum = (
+        rows: { requests: number | string; teacher_calls: number | string }[],
+        f: 'requests' | 'teacher_calls',
+      ) => rows.reduce((a, r) => a + Number(r[f]), 0);
+      assert.equal(sum(agg, 'requests') - sum(before, 'requests'), 2);
+      assert.equal(sum(agg, 'teacher_calls') - sum(before, 'teacher_calls'), 2, 'teacher calls are kept in aggregate');
     });
 
     test('every control endpoint is in the OpenAPI document with its errors', async () => {
