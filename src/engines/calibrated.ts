@@ -84,6 +84,22 @@ export const ModelCalibrationFile = z.object({
 });
 export type ModelCalibrationFile = z.infer<typeof ModelCalibrationFile>;
 
+/**
+ * An engine's calibration as a worker sends it to its gateways (src/worker/app.ts), so a gateway's
+ * /v1/models and model page describe the calibration its workers answer with.
+ */
+export const EngineCalibrationWire = z.object({
+  calibrated: z.boolean(),
+  mode: z.enum(['fitted', 'shrink', 'raw']),
+  key: z.string().max(200),
+  types: z.object({
+    noul: Params.pick({ temperature: true, alpha: true }).nullable(),
+    choice: Params.pick({ temperature: true, alpha: true }).nullable(),
+    score: Params.pick({ temperature: true, alpha: true }).nullable(),
+  }),
+  file: ModelCalibrationFile.nullable(),
+});
+
 /** What a calibrated engine reports about its calibration (the console's model page, /v1/models). */
 export interface EngineCalibration {
   /** True when every question type has a fitted calibration. */

@@ -80,6 +80,7 @@ export function buildWorkerApp(deps: WorkerAppDeps) {
       features: features
         ? { id: features.id, dim: features.dim, options: typeof features.options === 'function' }
         : null,
+      calibration: host.engine.calibration ?? null,
     });
   });
 

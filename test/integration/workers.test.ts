@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { startCompletionsServer } from '../fixtures/completions-server.ts';
-import { ROUTING, trainAdapterOver } from '../fixtures/teach.ts';
+import { ROUTING, trainAdapterOver, waitFor } from '../fixtures/teach.ts';
 import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
 import { ROOT, type RunningServer, startServer, waitHealthy } from '../server.ts';
 
@@ -52,7 +52,30 @@ async function gateway(workers: string[], env: Record<string, string> = {}) {
   return { server: s, key, ask };
 }
 
+/** What the gateway's /v1/models says of its model's calibration (x_calibrated). */
+async function calibratedSays(g: Awaited<ReturnType<typeof gateway>>): Promise<boolean | undefined> {
+  const res = await fetch(`${g.server.url}/v1/models`, { headers: { authorization: `Bearer ${g.key}` } });
+  return ((await res.json()) as { models: { x_calibrated?: boolean }[] }).models[0]?.x_calibrated;
+}
+
 describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
+  test("a gateway's x_calibrated is its workers': false for an uncalibrated GGUF worker, true for a test engine's", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-workers-cal-'));
+    try {
+      const gguf = await worker({ BRIER_MODEL: await writeTinyGguf(path.join(dir, 'tiny.gguf')), BRIER_THREADS: '1' });
+      const g = await gateway([gguf.url]);
+      assert.equal((await g.ask()).status, 200);
+      assert.equal(await calibratedSays(g), false);
+      const fake = await worker();
+      assert.equal(await calibratedSays(await gateway([fake.url])), true);
+      // one uncalibrated backend among calibrated ones: the gateway does not say calibrated
+      const mixed = await gateway([fake.url, gguf.url]);
+      await waitFor(async () => ((await calibratedSays(mixed)) === false ? true : undefined), 10_000, 'both loaded');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a worker answers only its gateways: no token or a public API key is 401, /healthz needs nothing', async () => {
     const w = await worker();
     const g = await gateway([w.url]);
@@ -124,6 +147,8 @@ describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
       BRIER_UPSTREAM_API_KEY: upstreamKey,
     });
     for (let i = 0; i < 3; i++) assert.equal((await g.ask()).status, 200);
+    // Served through the gateway's calibration for that server: none fitted, so not calibrated.
+    assert.equal(await calibratedSays(g), false);
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brier-workers-'));
     const shared = path.join(ROOT, '..', 'shared', 'models', 'stories260K.gguf');
@@ -137,6 +162,7 @@ describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
       const res = await o.ask();
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { model: string }).model, 'brier-openai-3.0.0');
+      assert.equal(await calibratedSays(o), false, 'an OpenAI-compatible backend is not calibrated without a file');
     } finally {
       await completions.close();
       fs.rmSync(dir, { recursive: true, force: true });

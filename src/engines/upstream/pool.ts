@@ -271,6 +271,14 @@ export function createEnginePool(options: PoolOptions): EnginePool {
     get features() {
       return features();
     },
+    /**
+     * The calibration answers come with: a loaded backend's that is not calibrated where there is one
+     * (so a gateway never says calibrated while some answers are not), else the described backend's.
+     */
+    get calibration() {
+      const loaded = members.filter((m) => m.engine.ready()).map((m) => m.engine.calibration);
+      return loaded.find((c) => c != null && !c.calibrated) ?? primary?.engine.calibration;
+    },
     load,
     /** Ready once one backend has loaded: a gateway whose workers are all down still serves the control plane and answers inference with 503. */
     ready: () => primary !== undefined && !closed,

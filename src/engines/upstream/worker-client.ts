@@ -147,6 +147,10 @@ export function createWorkerClient(options: WorkerClientOptions): DecisionEngine
     get features() {
       return features();
     },
+    /** The worker's calibration (undefined where its training calibrates it, or before load). */
+    get calibration() {
+      return model?.calibration ?? undefined;
+    },
     load,
     ready: () => model !== undefined,
     async countTokens(request: DecisionRequest): Promise<TokenCounts> {

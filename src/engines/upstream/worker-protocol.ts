@@ -13,7 +13,9 @@
  *   Adapters' probes read them, so that an adapter answers through a gateway as on one server.
  * - `GET  /healthz`: 200 once the engine is loaded (no credential: load balancers and probes).
  */
+
 import * as z from 'zod';
+import { EngineCalibrationWire } from '../calibrated.ts';
 import type { Json } from '../request.ts';
 
 export const WORKER_MODEL_PATH = '/internal/v1/model';
@@ -84,5 +86,10 @@ export const WorkerModel = z.object({
   queueLimit: z.number().int().positive(),
   /** The state features its engine has for adapters (EngineFeatures), or null; absent from older workers. */
   features: z.object({ id: z.string(), dim: z.number().int().positive(), options: z.boolean() }).nullable().optional(),
+  /**
+   * The calibration its engine answers with (a GGUF or upstream model: src/engines/calibrated.ts), or
+   * null where its training calibrates it (brier-lite); absent from older workers.
+   */
+  calibration: EngineCalibrationWire.nullable().optional(),
 });
 export type WorkerModel = z.infer<typeof WorkerModel>;

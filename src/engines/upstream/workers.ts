@@ -6,6 +6,9 @@
  */
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../config.ts';
+import { sourceCalibrationKey, withModelCalibration } from '../calibrated.ts';
+import { calibrationDir } from '../create.ts';
+import type { DecisionEngine } from '../engine.ts';
 import { createOpenAiCompletionsEngine } from './openai-completions.ts';
 import { createEnginePool, type PoolBackend, type PoolEvents } from './pool.ts';
 import { createUpstreamEngine } from './system-one.ts';
@@ -43,29 +46,42 @@ export function createWorkerPool(config: Config, events: PoolEvents = {}) {
     const baseUrl = plus[2] ?? '';
     const probe = () =>
       probeHealth(dispatcher, `${baseUrl}/v1/models`, probeMs, upstreamHeaders ? config.upstreamApiKey : undefined);
+    // Calibrated here as BRIER_MODEL=<the same URL> is on one server (a Brier worker calibrates itself).
+    const calibrated = (engine: DecisionEngine, kind: 'openai' | 'upstream') =>
+      withModelCalibration(engine, {
+        dir: calibrationDir(config),
+        key: sourceCalibrationKey({ kind, baseUrl, model: config.upstreamModel ?? '' }, calibrationDir(config)),
+        uncalibrated: config.uncalibrated,
+      });
     if (plus[1] === 'openai') {
       return {
         name: url,
         probe,
-        engine: createOpenAiCompletionsEngine({
-          baseUrl,
-          apiKey: config.upstreamApiKey,
-          model: config.upstreamModel,
-          temperature: config.modelTemperature,
-          parallelism: config.engineParallelism,
-          fetch: fetchVia,
-        }),
+        engine: calibrated(
+          createOpenAiCompletionsEngine({
+            baseUrl,
+            apiKey: config.upstreamApiKey,
+            model: config.upstreamModel,
+            temperature: config.modelTemperature,
+            parallelism: config.engineParallelism,
+            fetch: fetchVia,
+          }),
+          'openai',
+        ),
       };
     }
     return {
       name: url,
       probe,
-      engine: createUpstreamEngine({
-        baseUrl,
-        apiKey: config.upstreamApiKey,
-        model: config.upstreamModel,
-        fetch: fetchVia,
-      }),
+      engine: calibrated(
+        createUpstreamEngine({
+          baseUrl,
+          apiKey: config.upstreamApiKey,
+          model: config.upstreamModel,
+          fetch: fetchVia,
+        }),
+        'upstream',
+      ),
     };
   });
   const pool = createEnginePool({
