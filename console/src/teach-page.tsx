@@ -575,6 +575,7 @@ export function TeachPage() {
                   <td>
                     {formatNumber(t.examples)}
                     {t.outcomes > 0 ? ` (${formatNumber(t.outcomes)} outcomes)` : ''}
+                    {t.teacher_labels > 0 ? `, ${formatNumber(t.teacher_labels)} labelled by a teacher` : ''}
                   </td>
                   <td>
                     {Object.entries(t.labels)

@@ -40,6 +40,8 @@ export interface TemplateSummary {
   outcomes: number;
   /** Examples per canonical label. */
   labels: Record<string, number>;
+  /** A teacher's soft labels of this template (distillation jobs), apart from the examples. */
+  teacherLabels: number;
   createdAt: number;
   lastAddedAt: number;
 }
@@ -232,6 +234,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
           examples: 0,
           outcomes: 0,
           labels: {},
+          teacherLabels: 0,
           createdAt: toMs(t.created_at) ?? 0,
           lastAddedAt: 0,
         },
@@ -247,6 +250,16 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
       if (c.source === 'outcome') s.outcomes += n;
       s.labels[c.label] = (s.labels[c.label] ?? 0) + n;
       s.lastAddedAt = Math.max(s.lastAddedAt, toMs(c.last as number | string | null) ?? 0);
+    }
+    const soft = await db.kysely
+      .selectFrom('soft_label')
+      .select((eb) => ['template_id', eb.fn.countAll<number | string>().as('n')])
+      .where('user_id', '=', userId)
+      .groupBy('template_id')
+      .execute();
+    for (const c of soft) {
+      const s = byId.get(c.template_id);
+      if (s) s.teacherLabels = Number(c.n);
     }
     const list = [...byId.values()].sort((a, b) => b.lastAddedAt - a.lastAddedAt || a.id.localeCompare(b.id));
     return { total, templates: list };

@@ -210,6 +210,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
   test("deleting the template deletes the teacher's soft labels with its examples", async () => {
     const examples = await call('/control/v1/examples');
     const id = examples.json.templates[0].id;
+    assert.equal(examples.json.templates[0].teacher_labels, 70, "the template's teacher labels, apart from examples");
     assert.equal((await call(`/control/v1/examples/${id}`, { method: 'DELETE' })).status, 204);
     assert.deepEqual((await call('/control/v1/states')).json.soft_labels, []);
     assert.equal((await call('/control/v1/states', { method: 'DELETE' })).status, 204);

@@ -68,6 +68,7 @@ export function wireTemplate(t: TemplateSummary) {
     question: JSON.parse(t.question) as Record<string, unknown>,
     examples: t.examples,
     outcomes: t.outcomes,
+    teacher_labels: t.teacherLabels,
     labels: t.labels,
     created_at: iso(t.createdAt),
     last_added_at: t.lastAddedAt ? iso(t.lastAddedAt) : null,
