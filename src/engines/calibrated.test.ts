@@ -4,12 +4,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { calibrationFileOf } from '../../test/fixtures/model-calibration.ts';
 import { writeTinyGguf } from '../../test/fixtures/tiny-gguf.ts';
 import {
   applyModelCalibration,
   calibrationPath,
   ggufCalibrationKey,
-  MODEL_CALIBRATION_FORMAT,
   type ModelCalibrationFile,
   readModelCalibration,
   resolveModelCalibration,
@@ -25,14 +25,7 @@ const KEY = `gguf-${'a'.repeat(64)}`;
 const signal = () => new AbortController().signal;
 
 function file(types: ModelCalibrationFile['types'], key = KEY): ModelCalibrationFile {
-  return {
-    format: MODEL_CALIBRATION_FORMAT,
-    model: { key, name: 'test.gguf' },
-    fitted_at: '2026-11-28T00:00:00.000Z',
-    data: { source: 'shipped', name: 'set', sha256: 'b'.repeat(64), rows: 3 },
-    types,
-    report: [],
-  };
+  return calibrationFileOf(types, key);
 }
 
 /** An engine answering fixed raw probabilities per question type. */

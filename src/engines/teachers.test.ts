@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { writeUniformCalibration } from '../../test/fixtures/model-calibration.ts';
 import { startTeacherServer, type TeacherServer } from '../../test/fixtures/teacher-server.ts';
 import type { TeacherConfig } from '../config.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
@@ -44,10 +45,10 @@ describe('teachers (a System One teacher on loopback)', () => {
   });
 
   test('teaches through its calibration: shrunk toward uniform without a file, the fitted map with one', async () => {
-    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { mkdtemp, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { calibrationPath, MODEL_CALIBRATION_FORMAT, serverCalibrationKey } = await import('./calibrated.ts');
+    const { serverCalibrationKey } = await import('./calibrated.ts');
     const dir = await mkdtemp(join(tmpdir(), 'brier-teacher-cal-'));
     try {
       const raw = createTeachers([config()]);
@@ -60,19 +61,7 @@ describe('teachers (a System One teacher on loopback)', () => {
       for (const [i, v] of p.entries()) {
         assert.ok(Math.abs((q[i] ?? 0) - (0.5 * v + 0.5 / p.length)) < 1e-9, `option ${i}`);
       }
-      const key = serverCalibrationKey('upstream', server.url, '');
-      const uniformChoice = { temperature: 1, alpha: 1, alpha_floor: 1 };
-      await writeFile(
-        calibrationPath(dir, key),
-        JSON.stringify({
-          format: MODEL_CALIBRATION_FORMAT,
-          model: { key, name: server.url },
-          fitted_at: '2026-11-28T00:00:00.000Z',
-          data: { source: 'shipped', name: 'set', sha256: 'b'.repeat(64), rows: 3 },
-          types: { noul: uniformChoice, choice: uniformChoice, score: uniformChoice },
-          report: [],
-        }),
-      );
+      await writeUniformCalibration(dir, serverCalibrationKey('upstream', server.url, ''), server.url);
       const fitted = createTeachers([config()], { calibration: { dir, uncalibrated: 'shrink' } });
       const [r] = (await fitted.get('t1')?.ask(request))?.probabilities ?? [];
       await fitted.close();
@@ -182,11 +171,11 @@ describe('teachers: an OpenAI-compatible completions server (the vLLM-shaped fix
 
 describe('a GGUF teacher prompted in its chat template (BRIER_GGUF_PROMPT=chat)', () => {
   test("is prompted so, and reads the chat calibration file, not the plain one's", async () => {
-    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { mkdtemp, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { writeTinyGguf } = await import('../../test/fixtures/tiny-gguf.ts');
-    const { calibrationPath, ggufCalibrationKey, MODEL_CALIBRATION_FORMAT } = await import('./calibrated.ts');
+    const { ggufCalibrationKey } = await import('./calibrated.ts');
     const dir = await mkdtemp(join(tmpdir(), 'brier-teacher-chat-'));
     try {
       const model = await writeTinyGguf(join(dir, 'tiny.gguf'));
@@ -203,19 +192,7 @@ describe('a GGUF teacher prompted in its chat template (BRIER_GGUF_PROMPT=chat)'
       const request = toDecisionRequest('I was charged twice, refund please', [
         { type: 'noul', instructions: 'Is it about money?' },
       ]);
-      const key = (await ggufCalibrationKey(model)).replace('gguf-', 'ggufchat-');
-      const uniform = { temperature: 1, alpha: 1, alpha_floor: 1 };
-      await writeFile(
-        calibrationPath(dir, key),
-        JSON.stringify({
-          format: MODEL_CALIBRATION_FORMAT,
-          model: { key, name: 'tiny.gguf' },
-          fitted_at: '2026-11-28T00:00:00.000Z',
-          data: { source: 'shipped', name: 'set', sha256: 'b'.repeat(64), rows: 3 },
-          types: { noul: uniform, choice: uniform, score: uniform },
-          report: [],
-        }),
-      );
+      await writeUniformCalibration(dir, (await ggufCalibrationKey(model)).replace('gguf-', 'ggufchat-'));
       const ask = async (prompt: 'plain' | 'chat', calibrated = true) => {
         const teachers = createTeachers([teacher], {
           gguf: { threads: 1, contextSize: 1024, prompt },

@@ -28,12 +28,9 @@ export const TemplateSummary = z
       .int()
       .openapi({ description: 'How many of the examples are recorded outcomes of live requests.' }),
     labels: z.record(z.string(), z.number().int()).openapi({ description: 'Examples per label (canonical form).' }),
-    teacher_labels: z
-      .number()
-      .int()
-      .openapi({
-        description: "A teacher's soft labels of this template (distillation jobs), not counted in examples.",
-      }),
+    teacher_labels: z.number().int().openapi({
+      description: "A teacher's soft labels of this template (distillation jobs), not counted in examples.",
+    }),
     created_at: z.string().openapi({ format: 'date-time' }),
     last_added_at: z.string().nullable().openapi({ format: 'date-time' }),
   })
