@@ -7,10 +7,21 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Llama, type LlamaModel, LlamaText, SpecialToken, SpecialTokensText } from 'node-llama-cpp';
+import {
+  type ChatWrapper,
+  HarmonyChatWrapper,
+  type Llama,
+  Llama3_1ChatWrapper,
+  Llama3_2LightweightChatWrapper,
+  type LlamaModel,
+  LlamaText,
+  MuseChatWrapper,
+  SpecialToken,
+  SpecialTokensText,
+} from 'node-llama-cpp';
 import { SMOLLM2 } from '../../../test/fixtures/shared-models.ts';
 import type { DecisionQuestion } from '../request.ts';
-import { chatFrame, plainFrame, splitChat } from './frames.ts';
+import { CHAT_WRAPPER_SETTINGS, chatFrame, plainFrame, splitChat } from './frames.ts';
 import { loadCpuLlama } from './llama.ts';
 import { renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
 
@@ -50,6 +61,31 @@ describe('splitting a rendered conversation at its markers', () => {
       () => splitChat((user, reply) => LlamaText([user.replace(/(\u2063S[0-9a-f]+\u2063)/, '$1 '), reply])),
       /writes text between two parts of one user message/,
     );
+  });
+});
+
+describe("the chat wrappers' settings", () => {
+  test('no built-in wrapper writes the date of the day into the prompt: answers do not change overnight', () => {
+    const render =
+      (w: { generateContextState: ChatWrapper['generateContextState'] }) => (user: string, reply: string) =>
+        w.generateContextState({
+          chatHistory: [
+            { type: 'user', text: user },
+            { type: 'model', response: [reply] },
+          ],
+        }).contextText;
+    const wrappers = [
+      new Llama3_1ChatWrapper(CHAT_WRAPPER_SETTINGS['llama3.1']),
+      new Llama3_2LightweightChatWrapper(CHAT_WRAPPER_SETTINGS['llama3.2-lightweight']),
+      new HarmonyChatWrapper(CHAT_WRAPPER_SETTINGS.harmony),
+      new MuseChatWrapper(CHAT_WRAPPER_SETTINGS.muse),
+    ];
+    for (const w of wrappers) {
+      const { head } = splitChat(render(w));
+      assert.doesNotMatch(JSON.stringify(head.toJSON()), /Today Date|Current date/, w.wrapperName);
+    }
+    // (and without these settings they do: the test would see it)
+    assert.match(JSON.stringify(splitChat(render(new Llama3_1ChatWrapper())).head.toJSON()), /Today Date/);
   });
 });
 

@@ -92,9 +92,20 @@ function splitAt(values: readonly LlamaTextValue[], marker: string): [LlamaTextV
   ];
 }
 
+/**
+ * Built-in wrappers that write today's date into their system turn by default: without it, so that a
+ * model answers the same on every day (and its calibration, fitted on one day, holds on the next).
+ */
+export const CHAT_WRAPPER_SETTINGS = {
+  'llama3.1': { todayDate: null },
+  'llama3.2-lightweight': { todayDate: null },
+  harmony: { todayDate: null },
+  muse: { todayDate: null },
+} as const;
+
 /** The chat frame: prompt.ts's words as one user turn in the model's template; the reply starts with the label. */
 export function chatFrame(model: LlamaModel): PromptFrame {
-  const wrapper = resolveChatWrapper(model);
+  const wrapper = resolveChatWrapper(model, { customWrapperSettings: CHAT_WRAPPER_SETTINGS });
   const { head, tail } = splitChat(
     (user, reply) =>
       wrapper.generateContextState({
