@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { yesNo as noul } from '../../../test/fixtures/questions.ts';
 import type { DecisionQuestion } from '../request.ts';
 import { linkQuestions, namedOption, reconcile } from './coherence.ts';
 
-const noul = (instructions: string): DecisionQuestion => ({
-  type: 'noul',
-  instructions,
-  options: [
-    { label: 'false', description: null },
-    { label: 'true', description: null },
-  ],
-});
 const topics: DecisionQuestion = {
   type: 'choice',
   instructions: 'Which topic?',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeMiniLm, hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { yesNo } from '../../../test/fixtures/questions.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
@@ -249,14 +250,6 @@ describe('embedder micro-batching', () => {
 });
 
 describe('embedded engine: brier-lite 4 zero-shot reading (fake encoders)', () => {
-  const yesNo = (instructions: string): DecisionQuestion => ({
-    type: 'noul',
-    instructions,
-    options: [
-      { label: 'false', description: null },
-      { label: 'true', description: null },
-    ],
-  });
   const topics: DecisionQuestion = {
     type: 'choice',
     instructions: 'Which topic is this?',

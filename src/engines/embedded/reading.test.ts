@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { yesNo as noul } from '../../../test/fixtures/questions.ts';
 import type { DecisionQuestion } from '../request.ts';
 import { plainWording, readQuestion, sideOf } from './reading.ts';
 
-const noul = (instructions: string): DecisionQuestion => ({
-  type: 'noul',
-  instructions,
-  options: [
-    { label: 'false', description: null },
-    { label: 'true', description: null },
-  ],
-});
 const score = (instructions: string, levels: string[]): DecisionQuestion => ({
   type: 'score',
   instructions,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { yesNo } from '../../../test/fixtures/questions.ts';
 import type { DecisionEngine } from '../engine.ts';
 import type { DecisionRequest } from '../request.ts';
 import { ENCODER_WINDOW } from './embedder.ts';
@@ -98,14 +99,6 @@ describe('embedded engine with the real encoder', () => {
   const ask = async (state: string, questions: DecisionRequest['questions']): Promise<number[][]> =>
     (await engine.answer({ state: { text: state, json: undefined }, questions }, new AbortController().signal))
       .probabilities;
-  const yesNo = (instructions: string): DecisionRequest['questions'][number] => ({
-    type: 'noul',
-    instructions,
-    options: [
-      { label: 'false', description: null },
-      { label: 'true', description: null },
-    ],
-  });
 
   it('answers the yes/no questions of issue 31 informatively: sentiment, refunds, negation (brier-lite 4)', async () => {
     const loved = 'The movie was wonderful, I loved every minute of it.';

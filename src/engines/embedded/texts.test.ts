@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DecisionQuestion } from '../request.ts';
+import { yesNo as noul } from '../../../test/fixtures/questions.ts';
 import { flattenState } from './flatten.ts';
 import { detectQuotedStatement, detectStatePair, requestTexts, textsToEmbed } from './texts.ts';
 import { chunkText, createEncoderTokenizer, createReferenceTokenizer } from './tokenizer.ts';
-
-const noul = (instructions: string | null, t: string | null = null, f: string | null = null): DecisionQuestion => ({
-  type: 'noul',
-  instructions,
-  options: [
-    { label: 'false', description: f },
-    { label: 'true', description: t },
-  ],
-});
 
 describe('state flattening', () => {
   it('renders JSON as path: value lines, strings verbatim', () => {

@@ -19,8 +19,8 @@ import {
   SpecialToken,
   SpecialTokensText,
 } from 'node-llama-cpp';
+import { yesNo } from '../../../test/fixtures/questions.ts';
 import { SMOLLM2 } from '../../../test/fixtures/shared-models.ts';
-import type { DecisionQuestion } from '../request.ts';
 import { CHAT_WRAPPER_SETTINGS, chatFrame, plainFrame, splitChat } from './frames.ts';
 import { loadCpuLlama } from './llama.ts';
 import { renderQuestionPrompt, renderStatePrompt } from './prompt.ts';
@@ -97,14 +97,7 @@ describe('the chat frame on SmolLM2-135M-Instruct (ChatML)', {
   let llama: Llama;
   let model: LlamaModel;
   const special = (text: string) => model.tokenize(text, true);
-  const NOUL: DecisionQuestion = {
-    type: 'noul',
-    instructions: 'Is this text message spam?',
-    options: [
-      { label: 'false', description: null },
-      { label: 'true', description: null },
-    ],
-  };
+  const NOUL = yesNo('Is this text message spam?');
   before(async () => {
     llama = await loadCpuLlama(1);
     model = await llama.loadModel({ modelPath: SMOLLM2 });
