@@ -16,6 +16,8 @@ import {
   type LlamaModel,
   LlamaText,
   MuseChatWrapper,
+  QwenChatWrapper,
+  SeedChatWrapper,
   SpecialToken,
   SpecialTokensText,
 } from 'node-llama-cpp';
@@ -65,15 +67,15 @@ describe('splitting a rendered conversation at its markers', () => {
 });
 
 describe("the chat wrappers' settings", () => {
+  const render = (w: { generateContextState: ChatWrapper['generateContextState'] }) => (user: string, reply: string) =>
+    w.generateContextState({
+      chatHistory: [
+        { type: 'user', text: user },
+        { type: 'model', response: [reply] },
+      ],
+    }).contextText;
+
   test('no built-in wrapper writes the date of the day into the prompt: answers do not change overnight', () => {
-    const render =
-      (w: { generateContextState: ChatWrapper['generateContextState'] }) => (user: string, reply: string) =>
-        w.generateContextState({
-          chatHistory: [
-            { type: 'user', text: user },
-            { type: 'model', response: [reply] },
-          ],
-        }).contextText;
     const wrappers = [
       new Llama3_1ChatWrapper(CHAT_WRAPPER_SETTINGS['llama3.1']),
       new Llama3_2LightweightChatWrapper(CHAT_WRAPPER_SETTINGS['llama3.2-lightweight']),
@@ -86,6 +88,17 @@ describe("the chat wrappers' settings", () => {
     }
     // (and without these settings they do: the test would see it)
     assert.match(JSON.stringify(splitChat(render(new Llama3_1ChatWrapper())).head.toJSON()), /Today Date/);
+  });
+
+  test("thinking models reply without thinking: the label is the answer's first token", () => {
+    const { tail } = splitChat(render(new QwenChatWrapper(CHAT_WRAPPER_SETTINGS.qwen)));
+    assert.deepEqual(tail.toJSON(), [
+      { type: 'specialTokensText', value: '<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' },
+    ]);
+    assert.doesNotMatch(JSON.stringify(splitChat(render(new QwenChatWrapper())).tail.toJSON()), /think/);
+    const seed = splitChat(render(new SeedChatWrapper(CHAT_WRAPPER_SETTINGS.seed)));
+    const plainSeed = splitChat(render(new SeedChatWrapper()));
+    assert.notDeepEqual(seed.head.toJSON(), plainSeed.head.toJSON(), 'Seed is told a thinking budget of 0');
   });
 });
 

@@ -93,14 +93,21 @@ function splitAt(values: readonly LlamaTextValue[], marker: string): [LlamaTextV
 }
 
 /**
- * Built-in wrappers that write today's date into their system turn by default: without it, so that a
- * model answers the same on every day (and its calibration, fitted on one day, holds on the next).
+ * Settings of node-llama-cpp's built-in wrappers for scoring a label as the reply's first token:
+ * - without today's date (Llama 3.1 and 3.2, gpt-oss's Harmony, Muse write it into their system turn by
+ *   default), so that a model answers the same on every day and its calibration, fitted on one day,
+ *   holds on the next;
+ * - without thinking (Qwen 3: the reply opens with an empty `<think></think>`, the template's own
+ *   non-thinking mode; Seed: a thinking budget of 0), so that the label is the answer's first token, not
+ *   a competitor of `<think>`. Harmony's reply is already its final channel.
  */
 export const CHAT_WRAPPER_SETTINGS = {
   'llama3.1': { todayDate: null },
   'llama3.2-lightweight': { todayDate: null },
   harmony: { todayDate: null },
   muse: { todayDate: null },
+  qwen: { thoughts: 'discourage' },
+  seed: { thinkingBudget: 0 },
 } as const;
 
 /** The chat frame: prompt.ts's words as one user turn in the model's template; the reply starts with the label. */
