@@ -247,5 +247,29 @@ for (const kind of databases()) {
       // its own 300 examples, after what the jobs still running (of the other tests) have left to read
       assert.ok((outlook.seconds ?? 0) >= Math.round(300 / (rate ?? 1)), String(outlook.seconds));
     });
+
+    test("a distillation job's estimate is its teacher calls left, at the time per call its dry run measured", async () => {
+      let clock = 6_000_000;
+      const q = createJobQueue(a, { now: () => ++clock });
+      while (await q.claim('drain', 10 ** 12));
+      const user = await account(a);
+      // 100 calls estimated at 80 s; 3 states' examples, which the examples rate alone would call ~0 s
+      const spec = { teacher: 't', estimate: { teacher_calls: 100, estimated_seconds: 80 } };
+      const job = await q.enqueue(user, ['t'], 3, { spec });
+      assert.ok(((await q.outlook(job)).seconds ?? 0) >= 80, 'queued: at least its own teacher time');
+      await q.claim('A', 60_000);
+      await q.heartbeat(job.id, 'A', 60_000, { progress: 0.4, stage: 'teacher', message: '', teacherCalls: 40 });
+      const running = await q.get(user, job.id);
+      assert.ok(running);
+      assert.equal((await q.outlook(running)).seconds, 48, '60 calls left of 100 estimated at 80 s');
+      // without a measured time per call, the examples rate answers as for any job
+      const unmeasured = await q.enqueue(user, ['t'], 3, {
+        spec: { teacher: 't', estimate: { teacher_calls: 100, estimated_seconds: null } },
+      });
+      const rate = await q.throughput();
+      const seconds = (await q.outlook(unmeasured)).seconds;
+      // (its wait includes the running job's 48 s, shared with the other tests' running jobs)
+      assert.ok(rate === null ? seconds === null : (seconds ?? 0) > 0, String(seconds));
+    });
   });
 }

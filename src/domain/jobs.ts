@@ -115,6 +115,19 @@ export interface JobQueueOptions {
   now?: () => number;
 }
 
+/**
+ * Seconds a distillation job's teacher calls still take, from the estimate it was started with
+ * (`spec.estimate`: its calls and seconds at the teacher's measured time per call); null when it has
+ * none (no call of that teacher had been measured yet).
+ */
+export function teacherSecondsLeft(spec: unknown, callsMade: number): number | null {
+  const estimate = (spec as { estimate?: { teacher_calls?: unknown; estimated_seconds?: unknown } } | null)?.estimate;
+  const calls = estimate?.teacher_calls;
+  const seconds = estimate?.estimated_seconds;
+  if (typeof calls !== 'number' || typeof seconds !== 'number') return null;
+  return calls > 0 ? seconds * Math.max(0, 1 - callsMade / calls) : 0;
+}
+
 export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
   const now = options.now ?? Date.now;
   /** Creation times strictly increase within a process: jobs enqueued in one millisecond keep their order. */
@@ -513,17 +526,40 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       return { position: null, seconds: null, examplesPerSecond: null };
     }
     const rate = await throughput();
+    /**
+     * Seconds a job still takes: a distillation job's teacher calls left at the time per call its dry
+     * run estimated (its examples are a handful of fits), any other job's examples left at `rate`.
+     */
+    const remaining = (j: {
+      examples: number;
+      progress: number;
+      kind: string;
+      spec: unknown;
+      teacherCalls: number;
+    }) => {
+      const teacher = j.kind === 'distill' ? teacherSecondsLeft(j.spec, j.teacherCalls) : null;
+      if (teacher !== null) return teacher;
+      return rate ? (j.examples * (1 - j.progress)) / rate : null;
+    };
     if (job.status === 'running') {
-      return {
-        position: null,
-        seconds: rate ? Math.round((job.examples * (1 - job.progress)) / rate) : null,
-        examplesPerSecond: rate,
-      };
+      const left = remaining(job);
+      return { position: null, seconds: left === null ? null : Math.round(left), examplesPerSecond: rate };
     }
     const active = (
       await db.kysely
         .selectFrom('training_job')
-        .select(['id', 'user_id', 'status', 'examples', 'progress', 'created_at', 'not_before'])
+        .select([
+          'id',
+          'user_id',
+          'status',
+          'examples',
+          'progress',
+          'created_at',
+          'not_before',
+          'kind',
+          'spec',
+          'teacher_calls',
+        ])
         .where('status', 'in', ['queued', 'running'])
         .execute()
     ).map((r) => ({
@@ -534,6 +570,9 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       progress: Number(r.progress) / 1000,
       createdAt: toMs(r.created_at) ?? 0,
       notBefore: toMs(r.not_before),
+      kind: r.kind,
+      spec: r.spec ? (JSON.parse(String(r.spec)) as unknown) : null,
+      teacherCalls: Number(r.teacher_calls ?? 0),
     }));
     const served = new Map<string, number>();
     for (const r of await db.kysely
@@ -551,7 +590,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       .filter((j) => j.status === 'queued')
       .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     let position = 0;
-    let ahead = 0;
+    let ahead: number | null = 0;
     let turn = now();
     const waiting = [...queued];
     while (waiting.length > 0) {
@@ -567,16 +606,21 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       if (!next) break;
       position++;
       if (next.id === job.id) break;
-      ahead += next.examples;
+      const its = remaining(next);
+      ahead = ahead === null || its === null ? null : ahead + its;
       served.set(next.userId, ++turn);
       busy.delete(next.userId);
       waiting.splice(waiting.indexOf(next), 1);
     }
-    const left = running.reduce((n, j) => n + j.examples * (1 - j.progress), 0);
+    const left = running.reduce<number | null>((n, j) => {
+      const its = remaining(j);
+      return n === null || its === null ? null : n + its;
+    }, 0);
+    const own = remaining(job);
     const slots = Math.max(1, running.length);
     return {
       position,
-      seconds: rate ? Math.round(((left + ahead) / slots + job.examples) / rate) : null,
+      seconds: left === null || ahead === null || own === null ? null : Math.round((left + ahead) / slots + own),
       examplesPerSecond: rate,
     };
   }
