@@ -19,7 +19,6 @@ import { ANSWER_CUE, renderQuestionPrompt, renderStatePrompt } from './prompt.ts
 
 /** `plain`: the prompts of prompt.ts as they are. `chat`: the same words inside the model's chat template. */
 export type PromptFormat = 'plain' | 'chat';
-export const PROMPT_FORMATS: readonly PromptFormat[] = ['plain', 'chat'];
 
 export interface PromptFrame {
   format: PromptFormat;
