@@ -21,7 +21,6 @@ import { ANSWER_CUE, renderQuestionPrompt, renderStatePrompt } from './prompt.ts
 export type PromptFormat = 'plain' | 'chat';
 
 export interface PromptFrame {
-  format: PromptFormat;
   /** The chat wrapper's name (chat), or null (plain). */
   template: string | null;
   /** Tokens of the state prefix (BOS included where the model wants one). */
@@ -36,7 +35,6 @@ export interface PromptFrame {
 export function plainFrame(model: LlamaModel): PromptFrame {
   const cueTokens = model.tokenize(ANSWER_CUE, false, 'trimLeadingSpace');
   return {
-    format: 'plain',
     template: null,
     stateTokens(state) {
       const text = model.tokenize(renderStatePrompt(state), false);
@@ -123,7 +121,6 @@ export function chatFrame(model: LlamaModel): PromptFrame {
   );
   const tailTokens = tail.tokenize(model.tokenizer, 'trimLeadingSpace');
   return {
-    format: 'chat',
     template: wrapper.wrapperName,
     stateTokens(state) {
       return LlamaText([...head.values, renderStatePrompt(state)]).tokenize(model.tokenizer);
