@@ -530,13 +530,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
      * Seconds a job still takes: a distillation job's teacher calls left at the time per call its dry
      * run estimated (its examples are a handful of fits), any other job's examples left at `rate`.
      */
-    const remaining = (j: {
-      examples: number;
-      progress: number;
-      kind: string;
-      spec: unknown;
-      teacherCalls: number;
-    }) => {
+    const remaining = (j: Job) => {
       const teacher = j.kind === 'distill' ? teacherSecondsLeft(j.spec, j.teacherCalls) : null;
       if (teacher !== null) return teacher;
       return rate ? (j.examples * (1 - j.progress)) / rate : null;
@@ -546,34 +540,8 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       return { position: null, seconds: left === null ? null : Math.round(left), examplesPerSecond: rate };
     }
     const active = (
-      await db.kysely
-        .selectFrom('training_job')
-        .select([
-          'id',
-          'user_id',
-          'status',
-          'examples',
-          'progress',
-          'created_at',
-          'not_before',
-          'kind',
-          'spec',
-          'teacher_calls',
-        ])
-        .where('status', 'in', ['queued', 'running'])
-        .execute()
-    ).map((r) => ({
-      id: r.id,
-      userId: r.user_id,
-      status: r.status,
-      examples: Number(r.examples),
-      progress: Number(r.progress) / 1000,
-      createdAt: toMs(r.created_at) ?? 0,
-      notBefore: toMs(r.not_before),
-      kind: r.kind,
-      spec: r.spec ? (JSON.parse(String(r.spec)) as unknown) : null,
-      teacherCalls: Number(r.teacher_calls ?? 0),
-    }));
+      await db.kysely.selectFrom('training_job').selectAll().where('status', 'in', ['queued', 'running']).execute()
+    ).map(toJob);
     const served = new Map<string, number>();
     for (const r of await db.kysely
       .selectFrom('training_job')

@@ -179,6 +179,19 @@ export function sourceCalibrationKey(source: ModelSource, dir: string): () => Pr
   };
 }
 
+/**
+ * Wraps an engine serving the model `source` with that model's calibration: the file of its
+ * sourceCalibrationKey in `dir`, read when the engine loads (teachers, a gateway's backends).
+ */
+export function withSourceCalibration(
+  engine: DecisionEngine,
+  source: ModelSource,
+  options: { dir: string; uncalibrated: UncalibratedPolicy },
+): CalibratedEngine {
+  const { dir, uncalibrated } = options;
+  return withModelCalibration(engine, { dir, key: sourceCalibrationKey(source, dir), uncalibrated });
+}
+
 /** Reads and checks `<dir>/<key>.json`; null when there is none. Throws on a malformed file or a key mismatch. */
 export async function readModelCalibration(dir: string, key: string): Promise<ModelCalibrationFile | null> {
   const path = calibrationPath(dir, key);

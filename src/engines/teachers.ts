@@ -12,7 +12,7 @@
  */
 import type { TeacherConfig, TeacherKind } from '../config.ts';
 import { fail, isDomainError } from '../lib/errors.ts';
-import { sourceCalibrationKey, type UncalibratedPolicy, withModelCalibration } from './calibrated.ts';
+import { type UncalibratedPolicy, withSourceCalibration } from './calibrated.ts';
 import type { DecisionEngine, EngineAnswer } from './engine.ts';
 import type { PromptFormat } from './gguf/frames.ts';
 import type { DecisionRequest } from './request.ts';
@@ -64,8 +64,8 @@ export interface TeachersOptions {
 async function defaultBuild(config: TeacherConfig, options: TeachersOptions): Promise<DecisionEngine> {
   const engine = await buildRaw(config, options.gguf);
   if (!options.calibration) return engine;
-  const { dir, uncalibrated } = options.calibration;
-  const key = sourceCalibrationKey(
+  return withSourceCalibration(
+    engine,
     config.kind === 'gguf'
       ? { kind: 'gguf', path: config.target, prompt: options.gguf?.prompt }
       : {
@@ -73,9 +73,8 @@ async function defaultBuild(config: TeacherConfig, options: TeachersOptions): Pr
           baseUrl: config.target,
           model: config.upstreamModel ?? '',
         },
-    dir,
+    options.calibration,
   );
-  return withModelCalibration(engine, { dir, key, uncalibrated });
 }
 
 async function buildRaw(config: TeacherConfig, gguf: TeachersOptions['gguf']): Promise<DecisionEngine> {

@@ -6,7 +6,7 @@
  */
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../config.ts';
-import { sourceCalibrationKey, withModelCalibration } from '../calibrated.ts';
+import { withSourceCalibration } from '../calibrated.ts';
 import { calibrationDir } from '../create.ts';
 import type { DecisionEngine } from '../engine.ts';
 import { createOpenAiCompletionsEngine } from './openai-completions.ts';
@@ -34,6 +34,7 @@ export function createWorkerPool(config: Config, events: PoolEvents = {}) {
     undiciFetch(input as string, { ...(init as object), dispatcher }) as unknown as Promise<Response>;
   const upstreamHeaders = config.upstreamApiKey ? { authorization: `Bearer ${config.upstreamApiKey}` } : undefined;
 
+  const calibration = { dir: calibrationDir(config), uncalibrated: config.uncalibrated };
   const backends: PoolBackend[] = config.workers.map((url): PoolBackend => {
     const plus = /^(openai|systemone)\+(.*)$/.exec(url);
     if (!plus) {
@@ -48,11 +49,7 @@ export function createWorkerPool(config: Config, events: PoolEvents = {}) {
       probeHealth(dispatcher, `${baseUrl}/v1/models`, probeMs, upstreamHeaders ? config.upstreamApiKey : undefined);
     // Calibrated here as BRIER_MODEL=<the same URL> is on one server (a Brier worker calibrates itself).
     const calibrated = (engine: DecisionEngine, kind: 'openai' | 'upstream') =>
-      withModelCalibration(engine, {
-        dir: calibrationDir(config),
-        key: sourceCalibrationKey({ kind, baseUrl, model: config.upstreamModel ?? '' }, calibrationDir(config)),
-        uncalibrated: config.uncalibrated,
-      });
+      withSourceCalibration(engine, { kind, baseUrl, model: config.upstreamModel ?? '' }, calibration);
     if (plus[1] === 'openai') {
       return {
         name: url,
