@@ -27,7 +27,7 @@ import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featu
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
 import { labelStatesOf } from '../../src/jobs/runner.ts';
-import { mulberry32 } from '../../src/lib/seeded.ts';
+import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
@@ -137,15 +137,6 @@ async function featurize(name: string): Promise<Featurized> {
     for (const d of done) if (d) rows.push(d);
   }
   return { template, question, rows, labelStates: await labelStatesOf(engine, question) };
-}
-
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [a[i], a[j]] = [a[j] as T, a[i] as T];
-  }
-  return a;
 }
 
 function measure(items: MetricItem[]) {

@@ -33,7 +33,7 @@ import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featu
 import { createEngineHost } from '../../src/engines/host.ts';
 import { createTeachers, type Teacher } from '../../src/engines/teachers.ts';
 import { labelStatesOf } from '../../src/jobs/runner.ts';
-import { mulberry32 } from '../../src/lib/seeded.ts';
+import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
@@ -66,15 +66,6 @@ const ggufThreads = Number(values['gguf-threads'] ?? 1);
 const seed = Number(values.seed ?? 34);
 const GGUF = join(REPO_ROOT, '..', 'shared', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 const KEY = 'bench-teacher-key-0123456789abcdef';
-
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [a[i], a[j]] = [a[j] as T, a[i] as T];
-  }
-  return a;
-}
 
 const load = () => os.loadavg().map((v) => Math.round(v * 100) / 100);
 const r4 = (v: number) => Math.round(v * 10_000) / 10_000;

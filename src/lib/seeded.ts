@@ -21,3 +21,13 @@ export function hash32(text: string): number {
   }
   return h >>> 0;
 }
+
+/** A copy of `items` in a Fisher-Yates order drawn from `random` (one draw per position, last first). */
+export function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [a[i], a[j]] = [a[j] as T, a[i] as T];
+  }
+  return a;
+}

@@ -33,7 +33,7 @@ import type {
   TeacherAgreement,
 } from '../engines/adapters/fit-protocol.ts';
 import type { ReliabilityBin } from '../lib/scoring.ts';
-import { mulberry32 } from '../lib/seeded.ts';
+import { hash32, mulberry32, shuffled } from '../lib/seeded.ts';
 import {
   asServed,
   brierScore,
@@ -444,25 +444,6 @@ function fitSoftTemperature(
   return Math.exp((lo + hi) / 2);
 }
 
-/** Deterministic 32-bit seed from a string. */
-function seedOf(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619);
-  }
-  return h >>> 0;
-}
-
-function shuffled(items: number[], random: () => number): number[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [a[i], a[j]] = [a[j] as number, a[i] as number];
-  }
-  return a;
-}
-
 /**
  * The held-out split and the training folds, stratified by label and seeded by `seed`: each class's
  * rows shuffled, `holdout` of them (rounded) held out, the rest dealt into `folds` folds.
@@ -815,7 +796,7 @@ export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHea
   const data = toData(t, options.project);
   const ys = Array.from(data.y);
   const folds = Math.max(2, Math.min(options.maxFolds ?? 5, Math.floor(t.rows.length / 8)));
-  const { train, fold } = splitRows(ys, 0, folds, seedOf(t.template));
+  const { train, fold } = splitRows(ys, 0, folds, hash32(t.template));
   return fitOnRows(t, data, train, fold, folds, options);
 }
 
@@ -866,7 +847,7 @@ export function fitTemplate(t: TemplateData, options: FitOptions = {}, progress?
     2,
     Math.min(options.maxFolds ?? 5, Math.floor((t.rows.length * (1 - (options.holdout ?? 0.25))) / 8)),
   );
-  const { test, train, fold } = splitRows(ys, options.holdout ?? 0.25, folds, seedOf(t.template));
+  const { test, train, fold } = splitRows(ys, options.holdout ?? 0.25, folds, hash32(t.template));
   report.nTrain = train.length;
   report.nTest = test.length;
   const trainY = train.map((i) => ys[i] ?? 0);
@@ -979,7 +960,7 @@ export function fitDistilledTemplate(
     teacherRows.map((r) => r.label),
     holdout,
     folds,
-    seedOf(t.template),
+    hash32(t.template),
   );
   // The fitted rows: the teacher's training rows, their states' true labels, the human-only rows.
   const rows: FitRow[] = split.train.map((i) => ({ ...(teacherRows[i] as FitRow), weight: 1 }));

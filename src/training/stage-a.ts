@@ -7,6 +7,7 @@ import type { QuestionInput, QuestionType } from '../engines/embedded/features.t
 import { levelPosition, SCALAR_FEATURES, scalarFeatures } from '../engines/embedded/features.ts';
 import { type BilinearWeights, bilinearForward, combine, softmax } from '../engines/embedded/head.ts';
 import { EMBEDDING_DIM } from '../engines/embedded/pool.ts';
+import { shuffled } from '../lib/seeded.ts';
 import { emptyBilinear } from './bilinear.ts';
 import { mulberry32 } from './data.ts';
 
@@ -84,14 +85,8 @@ export function trainStageA(rows: Row[], o: StageAOptions): StageAResult {
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     const batches: Row[][] = [];
     for (const list of byTask.values()) {
-      const shuffled = [...list];
-      for (let i = shuffled.length - 1; i > 0; i--) {
-        const j = Math.floor(rand() * (i + 1));
-        const t = shuffled[i] as Row;
-        shuffled[i] = shuffled[j] as Row;
-        shuffled[j] = t;
-      }
-      for (let i = 0; i < shuffled.length; i += o.batch) batches.push(shuffled.slice(i, i + o.batch));
+      const order = shuffled(list, rand);
+      for (let i = 0; i < order.length; i += o.batch) batches.push(order.slice(i, i + o.batch));
     }
     for (let i = batches.length - 1; i > 0; i--) {
       const j = Math.floor(rand() * (i + 1));
