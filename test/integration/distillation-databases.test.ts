@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { jsonl, tickets } from '../fixtures/teach.ts';
+import { tickets, uploadStates } from '../fixtures/teach.ts';
 import { startTeacherServer, type TeacherServer } from '../fixtures/teacher-server.ts';
 import { databases, makeTestApp, notePostgresSkip, type TestApp } from '../harness.ts';
 
@@ -46,10 +46,10 @@ for (const kind of databases()) {
     });
 
     test('a job labels each state once; a second job asks only about new states; deletes take soft labels and states', async () => {
-      const up = await t.req('/control/v1/states', {
-        body: jsonl(tickets(30).map((x) => ({ state: x.state }))),
-        headers: { 'content-type': 'application/jsonl' },
-      });
+      const up = await uploadStates(
+        t,
+        tickets(30).map((x) => x.state),
+      );
       assert.equal(up.status, 201);
       const body = { teacher: 'fixture', questions: { refund: REFUND } };
       const first = await (await t.req('/control/v1/distillation-jobs', { body })).json();
@@ -57,14 +57,12 @@ for (const kind of databases()) {
       const done = await (await t.req(`/control/v1/training-jobs/${first.id}`)).json();
       assert.equal(done.status, 'succeeded', done.message);
       assert.equal(done.teacher_calls, 30);
-      await t.req('/control/v1/states', {
-        body: jsonl(
-          tickets(40)
-            .slice(30)
-            .map((x) => ({ state: x.state })),
-        ),
-        headers: { 'content-type': 'application/jsonl' },
-      });
+      await uploadStates(
+        t,
+        tickets(40)
+          .slice(30)
+          .map((x) => x.state),
+      );
       const dry = await (await t.req('/control/v1/distillation-jobs', { body: { ...body, dry_run: true } })).json();
       assert.deepEqual([dry.estimate.states, dry.estimate.already_labelled, dry.estimate.teacher_calls], [40, 30, 10]);
       const calls = teacher.calls();
@@ -115,10 +113,10 @@ describe('a teacher that keeps failing', () => {
       teacherOptions: { backoffMs: 1 },
     });
     try {
-      await t.req('/control/v1/states', {
-        body: jsonl(tickets(24).map((x) => ({ state: x.state }))),
-        headers: { 'content-type': 'application/jsonl' },
-      });
+      await uploadStates(
+        t,
+        tickets(24).map((x) => x.state),
+      );
       teacher.failNext(1000, 500);
       const job = await (
         await t.req('/control/v1/distillation-jobs', { body: { teacher: 'down', questions: { refund: REFUND } } })

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { TeacherConfig } from '../../src/config.ts';
 import { createTeachers } from '../../src/engines/teachers.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
-import { jsonl, tickets } from '../fixtures/teach.ts';
+import { tickets, uploadStates } from '../fixtures/teach.ts';
 import { makeTestApp, type TestApp } from '../harness.ts';
 import { ROOT } from '../server.ts';
 
@@ -60,10 +60,10 @@ describe('a GGUF teacher (SmolLM2-135M-Instruct)', { skip: present ? false : '..
   });
 
   test('teaches a distillation job of 20 states end to end', async () => {
-    const up = await t.req('/control/v1/states', {
-      body: jsonl(tickets(20).map((x) => ({ state: x.state }))),
-      headers: { 'content-type': 'application/jsonl' },
-    });
+    const up = await uploadStates(
+      t,
+      tickets(20).map((x) => x.state),
+    );
     assert.equal(up.status, 201);
     const queued = await t.req('/control/v1/distillation-jobs', {
       body: { teacher: 'smol', questions: { refund: REFUND }, concurrency: 1 },

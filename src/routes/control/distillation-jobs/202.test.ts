@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { jsonl, ROUTING, tickets } from '../../../../test/fixtures/teach.ts';
+import { ROUTING, tickets, uploadStates } from '../../../../test/fixtures/teach.ts';
 import { makeTestApp, signedInClient, type TestApp } from '../../../../test/harness.ts';
 import type { TeacherConfig } from '../../../config.ts';
 
@@ -16,10 +16,10 @@ const TEACHER: TeacherConfig = {
 };
 
 async function withStates(t: TestApp, n: number) {
-  const res = await t.req('/control/v1/states', {
-    body: jsonl(tickets(n).map((x) => ({ state: x.state }))),
-    headers: { 'content-type': 'application/jsonl' },
-  });
+  const res = await uploadStates(
+    t,
+    tickets(n).map((x) => x.state),
+  );
   assert.equal(res.status, 201);
 }
 
