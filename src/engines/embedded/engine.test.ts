@@ -34,14 +34,7 @@ const score = (k: number): DecisionQuestion => ({
   instructions: 'How much?',
   options: Array.from({ length: k }, (_, j) => ({ label: String(j), description: `level ${j}` })),
 });
-const noul: DecisionQuestion = {
-  type: 'noul',
-  instructions: 'Is it urgent?',
-  options: [
-    { label: 'false', description: null },
-    { label: 'true', description: 'needs action today' },
-  ],
-};
+const noul = yesNo('Is it urgent?', 'needs action today');
 
 const request = (
   questions: DecisionQuestion[],

@@ -22,14 +22,7 @@ describe('embedded engine with the real encoder', () => {
   const spam = (text: string): DecisionRequest => ({
     state: { text, json: undefined },
     questions: [
-      {
-        type: 'noul',
-        instructions: 'Is this text message spam?',
-        options: [
-          { label: 'false', description: null },
-          { label: 'true', description: null },
-        ],
-      },
+      yesNo('Is this text message spam?'),
       {
         type: 'choice',
         instructions: 'Which topic is this about?',
