@@ -121,5 +121,25 @@ async function shutdown(signal: string): Promise<void> {
   logger.info('stopped');
 }
 
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+/**
+ * The server owns SIGTERM and SIGINT, whatever a library does with them. node-llama-cpp imports
+ * proper-lockfile when the GGUF engine is first imported (a GGUF teacher's first call, or BRIER_MODEL),
+ * and its signal-exit adds a listener to both signals that re-raises the signal, killing the process, when it
+ * finds itself the only listener left: with `process.once` ours removed itself as the signal arrived,
+ * so the process died mid-drain (issue 41). Ours stays registered for the whole run, and a signal
+ * listener any module adds later is removed (signal-exit's exit hooks still run, on the exit that the
+ * drain ends in). A second signal exits at once.
+ */
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+function onSignal(signal: NodeJS.Signals): void {
+  if (!stopping) return void shutdown(signal);
+  logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
+  process.exit(1);
+}
+for (const signal of SIGNALS) process.on(signal, onSignal);
+process.on('newListener', (event, listener) => {
+  if (!SIGNALS.includes(event as (typeof SIGNALS)[number]) || listener === onSignal) return;
+  // It is added once this callback returns; the microtask runs before the event loop can deliver a signal.
+  queueMicrotask(() => process.removeListener(event, listener as () => void));
+  logger.debug({ signal: event }, "a library's signal listener was removed: this server shuts down by itself");
+});

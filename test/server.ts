@@ -16,8 +16,8 @@ export interface RunningServer {
   createKey(email: string): Promise<string>;
   /** SIGTERM, then waits for exit; resolves with the exit code. */
   stop(): Promise<number | null>;
-  /** Sends `signal` (SIGKILL: a crash) and resolves once the process has exited. */
-  kill(signal: NodeJS.Signals): Promise<void>;
+  /** Sends `signal` (SIGKILL: a crash) and resolves with the exit code once the process has exited (null: killed by a signal). */
+  kill(signal: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
@@ -127,7 +127,7 @@ export async function startServer(
     },
     async kill(signal) {
       if (!exited) child.kill(signal);
-      await exit;
+      return exit;
     },
     async stop() {
       if (!exited) child.kill('SIGTERM');
