@@ -27,13 +27,10 @@ import { createEngineHost } from './engines/host.ts';
 import { createTeachers, type TeachersOptions } from './engines/teachers.ts';
 import type { EnginePool } from './engines/upstream/pool.ts';
 import { type AuthRateRule, createLimiterFactory, type LimiterStore } from './http/middleware/rate-limit.ts';
-import {
-  createJobRunner,
-  DEFAULT_HUMAN_WEIGHT,
-  DEFAULT_MAX_EXAMPLES_PER_JOB,
-  type Fitter,
-  MIN_EXAMPLES_PER_TEMPLATE,
-} from './jobs/runner.ts';
+import { DEFAULT_HUMAN_WEIGHT } from './jobs/distillation.ts';
+import { MIN_EXAMPLES_PER_TEMPLATE } from './jobs/job-kit.ts';
+import { createJobRunner, type Fitter } from './jobs/runner.ts';
+import { DEFAULT_MAX_EXAMPLES_PER_JOB } from './jobs/training.ts';
 import { createMailer } from './mail/create.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { Logger } from './observability/logger.ts';

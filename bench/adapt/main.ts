@@ -4,7 +4,7 @@
  * largest sample to train on, so 1,000 of a 2,000-row set) is only measured; from the other rows,
  * seeded samples of 25, 50, 100, 200, 500 and 1,000 labels train an adapter exactly as a training job
  * does (src/training/adapter-fit.ts: candidates by cross-validated NLL, refit; a choice set's options
- * embedded as its label prior, src/jobs/runner.ts labelStatesOf), and the test pool is
+ * embedded as its label prior, src/jobs/job-kit.ts labelStatesOf), and the test pool is
  * answered by the base model (zero-shot), the adapter, and the label frequencies of the training
  * sample (the majority prior). Metrics as served (rounded to 0.01): accuracy, Brier, NLL, ECE (15
  * bins, with its chance floor). Also the training time and the process's peak RSS, and the serving
@@ -26,7 +26,7 @@ import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapt
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
-import { labelStatesOf } from '../../src/jobs/runner.ts';
+import { labelStatesOf } from '../../src/jobs/job-kit.ts';
 import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';

@@ -32,7 +32,7 @@ import type { FitRow } from '../../src/engines/adapters/fit-protocol.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
 import { createTeachers, type Teacher } from '../../src/engines/teachers.ts';
-import { labelStatesOf } from '../../src/jobs/runner.ts';
+import { labelStatesOf } from '../../src/jobs/job-kit.ts';
 import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
