@@ -197,7 +197,11 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
   const jobs = createJobQueue(db);
   // Deleting examples restarts or cancels the jobs that read them, in the deleting transaction.
   const examples = createExampleStore(db, { limits: options.exampleLimits, onDeleted: jobs.examplesDeleted });
-  const retention = createRetention(db, { cacheTtlMs: options.keyCacheTtlMs, onExamplesDeleted: jobs.examplesDeleted });
+  const retention = createRetention(db, {
+    cacheTtlMs: options.keyCacheTtlMs,
+    onExamplesDeleted: jobs.examplesDeleted,
+    onRetainedDeleted: jobs.retainedDeleted,
+  });
   const adapters = createAdapterStore(db);
   // Distillation (issue 34): the configured teachers, unlabelled states and soft labels.
   const teachers = createTeachers(options.teachers ?? [], {
@@ -213,7 +217,10 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       : {}),
     ...options.teacherOptions,
   });
-  const distill = createDistillStore(db);
+  // Deleting states stops the distillation jobs that read them, in the deleting transaction.
+  const distill = createDistillStore(db, {
+    onStatesDeleted: jobs.statesDeleted,
+  });
   const resolver = createAdapterResolver(adapters, engine, { ttlMs: options.keyCacheTtlMs });
   const teach = {
     examples,
@@ -244,6 +251,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     engineWaitMs: options.jobEngineWaitMs,
     teachers,
     distill,
+    usage,
   });
   const systemOne = createSystemOne(host, {
     adapters: resolver,

@@ -60,10 +60,11 @@ export async function runKeysCommand(argv: string[], config: Config, io: CliIo):
         return 1;
       }
       // What was retained of the key's requests goes with it.
-      await createRetention(db, { onExamplesDeleted: createJobQueue(db).examplesDeleted }).forgetKey(
-        account.id,
-        values.id,
-      );
+      const jobs = createJobQueue(db);
+      await createRetention(db, {
+        onExamplesDeleted: jobs.examplesDeleted,
+        onRetainedDeleted: jobs.retainedDeleted,
+      }).forgetKey(account.id, values.id);
       io.stdout(`Revoked ${values.id}.`);
     }
     return 0;

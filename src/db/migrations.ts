@@ -347,5 +347,11 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0013_usage_job_teacher_calls': {
+      // Every teacher call of a distillation job is metered (issue 41): an event with its job and no key.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('usage_event').addColumn('job_id', 'text').execute();
+      },
+    },
   };
 }

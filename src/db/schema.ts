@@ -43,6 +43,11 @@ export interface UsageEventTable {
   latency_ms: number;
   /** Calls this request made to a teacher (an adapter's fallback; migration 0011). */
   teacher_calls: ColumnType<number, number | undefined, number>;
+  /**
+   * A distillation job's teacher call (migration 0013): the job's id, with `key_id` empty; such an
+   * event is not a request (its `teacher_calls` is 1). Null for requests.
+   */
+  job_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 type Time = ColumnType<Date | string, Date | string, Date | string>;

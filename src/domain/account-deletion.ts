@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { KeyService } from './keys.ts';
 import type { UsageRecorder } from './usage.ts';
+import { errorCount, requestCount } from './usage-report.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -21,8 +22,8 @@ export function createAccountDeletion(db: Db, keys: KeyService, usage: UsageReco
           sql<number | string>`(ts / ${sql.lit(DAY_MS)})`.as('day'),
           'route',
           'model',
-          eb.fn.countAll<number | string>().as('requests'),
-          sql<number | string>`sum(case when status >= 400 then 1 else 0 end)`.as('errors'),
+          requestCount.as('requests'),
+          errorCount.as('errors'),
           eb.fn.sum<number | string>('questions').as('questions'),
           eb.fn.sum<number | string>('input_tokens').as('input_tokens'),
           eb.fn.sum<number | string>('output_tokens').as('output_tokens'),

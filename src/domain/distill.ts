@@ -44,7 +44,17 @@ export const stateHash = (state: string) => createHash('sha256').update(state).d
 
 const BATCH = 400;
 
-export function createDistillStore(db: Db, options: { now?: () => number; maxStates?: number } = {}) {
+export interface DistillStoreOptions {
+  now?: () => number;
+  maxStates?: number;
+  /**
+   * Told, inside the transaction that deletes the account's states, before they go (the job queue
+   * cancels the distillation jobs that read them: src/domain/jobs.ts statesDeleted).
+   */
+  onStatesDeleted?: (tx: Kysely<Database>, userId: string, why: string) => Promise<unknown>;
+}
+
+export function createDistillStore(db: Db, options: DistillStoreOptions = {}) {
   const now = options.now ?? Date.now;
   const maxStates = options.maxStates ?? STATE_LIMITS.perAccount;
 
@@ -120,9 +130,13 @@ export function createDistillStore(db: Db, options: { now?: () => number; maxSta
     return [...new Set(rows.map((r) => r.state))].slice(0, limit).reverse();
   }
 
+  /** Deletes the account's unlabelled states, and stops the distillation jobs reading them in the same transaction. */
   async function removeStates(userId: string): Promise<number> {
-    const r = await db.kysely.deleteFrom('unlabelled_state').where('user_id', '=', userId).executeTakeFirst();
-    return Number(r.numDeletedRows);
+    return db.kysely.transaction().execute(async (tx) => {
+      await options.onStatesDeleted?.(tx, userId, 'its states were deleted (DELETE /control/v1/states)');
+      const r = await tx.deleteFrom('unlabelled_state').where('user_id', '=', userId).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
   }
 
   /** State hashes already labelled by `teacher`, per template. */
@@ -140,8 +154,14 @@ export function createDistillStore(db: Db, options: { now?: () => number; maxSta
     return out;
   }
 
-  /** Stores soft labels (one already there for the same template, teacher and state is kept). */
-  async function addSoftLabels(userId: string, teacher: string, jobId: string, labels: readonly SoftLabel[]) {
+  /** Stores soft labels (one already there for the same template, teacher and state is kept), in `executor` (a job's guarded write). */
+  async function addSoftLabels(
+    userId: string,
+    teacher: string,
+    jobId: string,
+    labels: readonly SoftLabel[],
+    executor: Kysely<Database> = db.kysely,
+  ): Promise<void> {
     const at = now();
     const rows = labels.map((l) => ({
       id: `sl_${randomUUID().replaceAll('-', '')}`,
@@ -155,7 +175,7 @@ export function createDistillStore(db: Db, options: { now?: () => number; maxSta
       created_at: at,
     }));
     for (let i = 0; i < rows.length; i += BATCH)
-      await db.kysely
+      await executor
         .insertInto('soft_label')
         .values(rows.slice(i, i + BATCH))
         .onConflict((oc) => oc.columns(['user_id', 'template_id', 'teacher', 'state_hash']).doNothing())

@@ -324,12 +324,14 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
         .where('user_id', '=', userId)
         .where('id', '=', templateId)
         .executeTakeFirst();
+      const found = Number(gone.numDeletedRows) > 0;
+      // Before the rows go: a job writing soft labels of the template stops first (on PostgreSQL its row is
+      // locked here, so its write lands before this transaction's deletes or not at all).
+      if (found)
+        await options.onDeleted?.(tx, userId, [templateId], `the examples of template ${templateId} were deleted`);
       await tx.deleteFrom('example').where('user_id', '=', userId).where('template_id', '=', templateId).execute();
       // A teacher's soft labels of the template (issue 34) go with it.
       await tx.deleteFrom('soft_label').where('user_id', '=', userId).where('template_id', '=', templateId).execute();
-      const found = Number(gone.numDeletedRows) > 0;
-      if (found)
-        await options.onDeleted?.(tx, userId, [templateId], `the examples of template ${templateId} were deleted`);
       return found;
     });
   }

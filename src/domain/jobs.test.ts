@@ -184,7 +184,10 @@ for (const kind of databases()) {
         undefined,
       );
       assert.equal(stored, false);
-      await assert.rejects(q.cancel(user, runningJob.id), /has already cancelled; only a queued or running job/);
+      await assert.rejects(
+        q.cancel(user, runningJob.id),
+        /has already ended \(cancelled\); only a queued or running job/,
+      );
       await assert.rejects(q.cancel(await account(a), runningJob.id), /no training job/);
     });
 
@@ -210,6 +213,53 @@ for (const kind of databases()) {
       assert.equal(gone?.status, 'cancelled');
       assert.match(gone?.message ?? '', /no other template/);
       assert.equal((await q.get(user, other.id))?.status, 'queued');
+    });
+
+    test('deleted states cancel the distillation jobs reading them; deleted retained requests restart those reading them', async () => {
+      const q = createJobQueue(a);
+      while (await q.claim('drain', 10 ** 12));
+      const user = await account(a);
+      const distill = (source: string) => ({ spec: { teacher: 't', source } });
+      const uploaded = await q.enqueue(user, ['t1'], 20, distill('states'));
+      const retained = await q.enqueue(user, ['t2'], 20, distill('retained'));
+      const training = await q.enqueue(user, ['t1'], 20);
+      assert.equal((await q.claim('A', 60_000))?.id, uploaded.id);
+      const states = await a.kysely.transaction().execute((tx) => q.statesDeleted(tx, user, 'its states were deleted'));
+      assert.deepEqual(states, { restarted: 0, cancelled: 1 });
+      const cancelled = await q.get(user, uploaded.id);
+      assert.deepEqual([cancelled?.status, cancelled?.attempts], ['cancelled', 0]);
+      assert.equal(cancelled?.message, 'cancelled: its states were deleted');
+      assert.equal(await q.recordTeacherCall(uploaded.id, 'A'), false, 'the old run records no call');
+      const kept = await a.kysely
+        .transaction()
+        .execute((tx) => q.retainedDeleted(tx, user, 'retained requests it read were deleted'));
+      assert.deepEqual(kept, { restarted: 1, cancelled: 0 });
+      assert.equal((await q.get(user, retained.id))?.message, 'restarted: retained requests it read were deleted');
+      assert.equal((await q.get(user, training.id))?.status, 'queued', 'a training job reads no states');
+    });
+
+    test("a teacher call is recorded, its writes and its charge to the budget, only while the job is its run's", async () => {
+      const q = createJobQueue(a);
+      while (await q.claim('drain', 10 ** 12));
+      const user = await account(a);
+      const job = await q.enqueue(user, ['t1'], 20, { spec: { teacher: 't', source: 'states' } });
+      await q.claim('A', 60_000);
+      assert.equal(await q.held(job.id, 'A'), true);
+      assert.equal(await q.recordTeacherCall(job.id, 'A'), true);
+      assert.equal(await q.recordTeacherCall(job.id, 'B'), false, 'another run holds no lease on it');
+      assert.equal((await q.get(user, job.id))?.teacherCalls, 1);
+      await q.cancel(user, job.id);
+      assert.equal(await q.held(job.id, 'A'), false);
+      const late = await q.recordTeacherCall(job.id, 'A', async (tx) => {
+        await tx.updateTable('training_job').set({ message: 'written late' }).where('id', '=', job.id).execute();
+      });
+      assert.equal(late, false);
+      const after = await q.get(user, job.id);
+      assert.deepEqual(
+        [after?.teacherCalls, after?.message],
+        [1, 'cancelled by the account'],
+        'the late write rolled back',
+      );
     });
 
     test("an account's jobs enqueued within one millisecond run in the order they were enqueued", async () => {
@@ -258,7 +308,7 @@ for (const kind of databases()) {
       const job = await q.enqueue(user, ['t'], 3, { spec });
       assert.ok(((await q.outlook(job)).seconds ?? 0) >= 80, 'queued: at least its own teacher time');
       await q.claim('A', 60_000);
-      await q.heartbeat(job.id, 'A', 60_000, { progress: 0.4, stage: 'teacher', message: '', teacherCalls: 40 });
+      for (let i = 0; i < 40; i++) assert.equal(await q.recordTeacherCall(job.id, 'A'), true);
       const running = await q.get(user, job.id);
       assert.ok(running);
       assert.equal((await q.outlook(running)).seconds, 48, '60 calls left of 100 estimated at 80 s');

@@ -268,7 +268,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     id: string,
     owner: string,
     leaseMs: number,
-    progress?: { progress: number; stage: string; message: string; examples?: number; teacherCalls?: number },
+    progress?: { progress: number; stage: string; message: string; examples?: number },
   ): Promise<boolean> {
     const r = await db.kysely
       .updateTable('training_job')
@@ -280,7 +280,6 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
               stage: progress.stage,
               message: progress.message.slice(0, 500),
               ...(progress.examples === undefined ? {} : { examples: progress.examples }),
-              ...(progress.teacherCalls === undefined ? {} : { teacher_calls: progress.teacherCalls }),
             }
           : {}),
       })
@@ -430,10 +429,63 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     if (Number(r.numUpdatedRows) === 0) {
       throw fail(
         'CONFLICT',
-        `training job ${id} has already ${job.status}; only a queued or running job can be cancelled`,
+        `training job ${id} has already ended (${job.status}); only a queued or running job can be cancelled`,
       );
     }
     return job;
+  }
+
+  /**
+   * A queued or running job (`running`: its attempt is given back) goes back to the queue at once, to
+   * read `templates` (null: every template); a running one stops at its next lease renewal, and its
+   * guarded writes (`complete`, `recordTeacherCall`) fail from now on.
+   */
+  async function restartIn(tx: Executor, id: string, running: boolean, templates: string[] | null, message: string) {
+    await tx
+      .updateTable('training_job')
+      .set((eb) => ({
+        lease_owner: null,
+        lease_until: null,
+        progress: 0,
+        templates: templates ? JSON.stringify(templates) : null,
+        status: 'queued',
+        stage: 'queued',
+        message,
+        not_before: null,
+        attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
+      }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Cancels a queued or running job in `tx` (a running one stops as `restartIn` says). */
+  async function cancelIn(tx: Executor, id: string, running: boolean, templates: string[] | null, message: string) {
+    await tx
+      .updateTable('training_job')
+      .set((eb) => ({
+        lease_owner: null,
+        lease_until: null,
+        progress: 0,
+        templates: templates ? JSON.stringify(templates) : null,
+        status: 'cancelled',
+        stage: 'cancelled',
+        message,
+        finished_at: now(),
+        attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
+      }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** An account's queued and running jobs, locked in `tx` on PostgreSQL (a job write waits for the delete, or it for them). */
+  async function activeJobs(tx: Executor, userId: string) {
+    let q = tx
+      .selectFrom('training_job')
+      .select(['id', 'templates', 'status', 'kind', 'spec'])
+      .where('user_id', '=', userId)
+      .where('status', 'in', ['queued', 'running']);
+    if (db.dialect === 'postgres') q = q.forUpdate();
+    return q.execute();
   }
 
   /**
@@ -451,51 +503,94 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     const out = { restarted: 0, cancelled: 0 };
     if (templates.length === 0) return out;
     const gone = new Set(templates);
-    let q = tx
-      .selectFrom('training_job')
-      .select(['id', 'templates', 'status'])
-      .where('user_id', '=', userId)
-      .where('status', 'in', ['queued', 'running']);
-    if (db.dialect === 'postgres') q = q.forUpdate();
-    for (const j of await q.execute()) {
+    for (const j of await activeJobs(tx, userId)) {
       const list = j.templates ? (JSON.parse(j.templates) as string[]) : null;
       if (list && !list.some((t) => gone.has(t))) continue;
       const left = list ? list.filter((t) => !gone.has(t)) : null;
       const running = j.status === 'running';
-      const base = {
-        lease_owner: null,
-        lease_until: null,
-        progress: 0,
-        templates: left ? JSON.stringify(left) : null,
-      };
-      const update = tx.updateTable('training_job').where('id', '=', j.id);
       if (left && left.length === 0) {
-        await update
-          .set((eb) => ({
-            ...base,
-            status: 'cancelled',
-            stage: 'cancelled',
-            message: `cancelled: ${why}, and it had no other template`,
-            finished_at: now(),
-            attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
-          }))
-          .execute();
+        await cancelIn(tx, j.id, running, left, `cancelled: ${why}, and it had no other template`);
         out.cancelled++;
       } else {
-        await update
-          .set((eb) => ({
-            ...base,
-            status: 'queued',
-            stage: 'queued',
-            message: `restarted without them: ${why}`,
-            not_before: null,
-            attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
-          }))
-          .execute();
+        await restartIn(tx, j.id, running, left, `restarted without them: ${why}`);
         out.restarted++;
       }
     }
     return out;
+  }
+
+  /**
+   * States a distillation job reads were deleted (in `tx`, the deleting transaction): the account's
+   * uploaded states (`states`: every one of them, so its jobs reading them are cancelled) or some of its
+   * retained requests (`retained`: its jobs reading them start again from the queue, on those left). A
+   * running one stops at its next lease renewal and, from now on, asks the teacher nothing and stores no
+   * soft label. Returns how many jobs were restarted and cancelled.
+   */
+  async function statesDeleted(
+    tx: Executor,
+    userId: string,
+    source: 'states' | 'retained',
+    why: string,
+  ): Promise<{ restarted: number; cancelled: number }> {
+    const out = { restarted: 0, cancelled: 0 };
+    for (const j of await activeJobs(tx, userId)) {
+      if (j.kind !== 'distill' || (JSON.parse(j.spec ?? '{}') as { source?: string }).source !== source) continue;
+      const templates = j.templates ? (JSON.parse(j.templates) as string[]) : null;
+      if (source === 'states') {
+        await cancelIn(tx, j.id, j.status === 'running', templates, `cancelled: ${why}`);
+        out.cancelled++;
+      } else {
+        await restartIn(tx, j.id, j.status === 'running', templates, `restarted: ${why}`);
+        out.restarted++;
+      }
+    }
+    return out;
+  }
+
+  /** Whether `owner` still holds the job (checked before each teacher call, so that a delete stops them at once). */
+  async function held(id: string, owner: string): Promise<boolean> {
+    const r = await db.kysely
+      .selectFrom('training_job')
+      .select('id')
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /**
+   * A distillation job's teacher call ended (answered or failed): `write` (its soft labels) and the
+   * call charged to the job's budget (`teacher_calls`) in one transaction, only while `owner` still
+   * holds the job. False, with nothing written, when it no longer does: a delete that restarted or
+   * cancelled the job, or deleted its account, landed first, and no soft label lands after it.
+   * (`write` goes first: on PostgreSQL a delete of the account then waits for this transaction, or it
+   * for the delete, instead of the two locking the user and the job rows in opposite orders.)
+   */
+  async function recordTeacherCall(
+    id: string,
+    owner: string,
+    write: (tx: Executor) => Promise<void> = async () => {},
+  ): Promise<boolean> {
+    const gone = new Error('not held');
+    try {
+      return await db.kysely.transaction().execute(async (tx) => {
+        await write(tx);
+        const r = await tx
+          .updateTable('training_job')
+          .set((eb) => ({ teacher_calls: eb('teacher_calls', '+', 1) }))
+          .where('id', '=', id)
+          .where('lease_owner', '=', owner)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) === 0) throw gone;
+        return true;
+      });
+    } catch (error) {
+      // A write refused because the account is gone (its foreign key) is the same case.
+      if (error === gone || !(await held(id, owner))) return false;
+      throw error;
+    }
   }
 
   /** Examples read per second per running job, over the last 20 successful runs (null: none yet). */
@@ -605,6 +700,12 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     defer,
     cancel,
     examplesDeleted,
+    /** The account's uploaded states were deleted: the distillation jobs reading them are cancelled. */
+    statesDeleted: (tx: Executor, userId: string, why: string) => statesDeleted(tx, userId, 'states', why),
+    /** Some of the account's retained requests were deleted: the distillation jobs reading them restart. */
+    retainedDeleted: (tx: Executor, userId: string, why: string) => statesDeleted(tx, userId, 'retained', why),
+    held,
+    recordTeacherCall,
     throughput,
     outlook,
   };

@@ -48,6 +48,11 @@ export interface RetentionOptions {
     templates: readonly string[],
     why: string,
   ) => Promise<unknown>;
+  /**
+   * Told, inside the deleting transaction, that retained requests were revoked (the job queue restarts
+   * the distillation jobs that read retained requests: src/domain/jobs.ts statesDeleted).
+   */
+  onRetainedDeleted?: (tx: Kysely<Database>, userId: string, why: string) => Promise<unknown>;
 }
 
 export function createRetention(db: Db, options: RetentionOptions = {}) {
@@ -67,6 +72,10 @@ export function createRetention(db: Db, options: RetentionOptions = {}) {
       .select('request_id')
       .where('user_id', '=', userId)
       .where('key_id', '=', keyId);
+    // First, so that a distillation job reading them stops before they go (on PostgreSQL: its row locked).
+    if (await fromKey.limit(1).executeTakeFirst()) {
+      await options.onRetainedDeleted?.(tx, userId, `retained requests it read were deleted (${why})`);
+    }
     const templates = await tx
       .selectFrom('example')
       .select('template_id')

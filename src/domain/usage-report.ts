@@ -11,7 +11,7 @@ export interface UsageCounts {
   output_tokens: number;
   questions: number;
   errors: number;
-  /** Calls made to a teacher by adapters' fallback (issue 34). */
+  /** Calls made to a teacher: by adapters' fallback (issue 34) and, in an account's totals, by its distillation jobs (issue 41). */
   teacher_calls: number;
 }
 
@@ -29,11 +29,20 @@ export interface KeyUsage {
   daily: UsageDay[];
 }
 
+/** A distillation job's teacher calls in the window (its counts other than teacher_calls are 0). */
+export interface JobUsage {
+  id: string;
+  teacher: string;
+  totals: UsageCounts;
+  daily: UsageDay[];
+}
+
 export interface UsageReport {
   window: { days: number; from: string; to: string };
   totals: UsageCounts;
   daily: UsageDay[];
   keys: KeyUsage[];
+  jobs: JobUsage[];
 }
 
 function zero(): UsageCounts {
@@ -52,35 +61,47 @@ function add(into: UsageCounts, from: UsageCounts): void {
 const isoDay = (dayIndex: number) => new Date(dayIndex * DAY_MS).toISOString().slice(0, 10);
 
 /**
+ * Requests and errors among usage events: a distillation job's teacher call (`job_id` set) is an event
+ * but not a request. Shared with the account deletion's daily totals.
+ */
+export const requestCount = sql<number | string>`sum(case when job_id is null then 1 else 0 end)`;
+export const errorCount = sql<number | string>`sum(case when job_id is null and status >= 400 then 1 else 0 end)`;
+
+/**
  * Usage by UTC day over the last `days` days (today included), zero-filled. An `errors` count is a
  * request answered with a status of 400 or more.
  */
 export function createUsageReporter(db: Db, options: { now?: () => number } = {}) {
   const now = options.now ?? Date.now;
 
+  /** Counts by key (requests) or job (its teacher calls) and day; with `keyId`, that key's and every job's. */
   async function rows(filter: { userId: string; keyId?: string }, fromMs: number) {
     let q = db.kysely
       .selectFrom('usage_event')
       .select((eb) => [
         'key_id',
+        'job_id',
+        eb.fn.max('model').as('model'),
         sql<number | string>`(ts / ${sql.lit(DAY_MS)})`.as('day'),
-        eb.fn.countAll<number | string>().as('requests'),
+        requestCount.as('requests'),
         eb.fn.sum<number | string>('input_tokens').as('input_tokens'),
         eb.fn.sum<number | string>('output_tokens').as('output_tokens'),
         eb.fn.sum<number | string>('questions').as('questions'),
         eb.fn.sum<number | string>('teacher_calls').as('teacher_calls'),
-        sql<number | string>`sum(case when status >= 400 then 1 else 0 end)`.as('errors'),
+        errorCount.as('errors'),
       ])
       .where('user_id', '=', filter.userId)
       .where('ts', '>=', fromMs);
-    if (filter.keyId) q = q.where('key_id', '=', filter.keyId);
-    return q.groupBy(['key_id', sql`(ts / ${sql.lit(DAY_MS)})`]).execute();
+    const keyId = filter.keyId;
+    if (keyId) q = q.where((eb) => eb.or([eb('key_id', '=', keyId), eb('job_id', 'is not', null)]));
+    return q.groupBy(['key_id', 'job_id', sql`(ts / ${sql.lit(DAY_MS)})`]).execute();
   }
 
   /**
    * `keyId` set: that key alone (bearer callers). Otherwise `totals`/`daily` cover every key of the
-   * account (revoked ones included, so that totals do not shrink on revocation) and `keys` lists
-   * the active keys.
+   * account (revoked ones included, so that totals do not shrink on revocation) and its distillation
+   * jobs' teacher calls, and `keys` lists the active keys. `jobs` lists the account's distillation jobs
+   * with teacher calls in the window either way (a key's totals do not count them).
    */
   async function report(userId: string, days: number, keyId?: string): Promise<UsageReport> {
     const today = Math.floor(now() / DAY_MS);
@@ -95,7 +116,13 @@ export function createUsageReporter(db: Db, options: { now?: () => number } = {}
     const grouped = await rows({ userId, ...(keyId ? { keyId } : {}) }, first * DAY_MS);
 
     const perKey = new Map<string, Map<number, UsageCounts>>();
+    const perJob = new Map<string, { teacher: string; first: number; byDay: Map<number, UsageCounts> }>();
     const all = new Map<number, UsageCounts>();
+    const addTo = (byDay: Map<number, UsageCounts>, day: number, counts: UsageCounts) => {
+      const c = byDay.get(day) ?? zero();
+      add(c, counts);
+      byDay.set(day, c);
+    };
     for (const r of grouped) {
       const day = Number(r.day);
       const counts: UsageCounts = {
@@ -106,17 +133,23 @@ export function createUsageReporter(db: Db, options: { now?: () => number } = {}
         errors: Number(r.errors ?? 0),
         teacher_calls: Number(r.teacher_calls ?? 0),
       };
-      let byDay = perKey.get(r.key_id);
-      if (!byDay) {
-        byDay = new Map();
+      if (r.job_id) {
+        const job = perJob.get(r.job_id) ?? {
+          teacher: String(r.model ?? '').replace(/^teacher:/, ''),
+          first: day,
+          byDay: new Map<number, UsageCounts>(),
+        };
+        job.first = Math.min(job.first, day);
+        perJob.set(r.job_id, job);
+        addTo(job.byDay, day, counts);
+        // A key's report counts its own requests; the account's counts its jobs' teacher calls too.
+        if (keyId) continue;
+      } else {
+        const byDay = perKey.get(r.key_id) ?? new Map<number, UsageCounts>();
         perKey.set(r.key_id, byDay);
+        addTo(byDay, day, counts);
       }
-      const k = byDay.get(day) ?? zero();
-      add(k, counts);
-      byDay.set(day, k);
-      const a = all.get(day) ?? zero();
-      add(a, counts);
-      all.set(day, a);
+      addTo(all, day, counts);
     }
     const series = (byDay: Map<number, UsageCounts> | undefined) => {
       const totals = zero();
@@ -139,6 +172,9 @@ export function createUsageReporter(db: Db, options: { now?: () => number } = {}
         revoked: k.revoked_at !== null,
         ...series(perKey.get(k.id)),
       })),
+      jobs: [...perJob]
+        .sort(([a, x], [b, y]) => x.first - y.first || (a < b ? -1 : 1))
+        .map(([id, j]) => ({ id, teacher: j.teacher, ...series(j.byDay) })),
     };
   }
 

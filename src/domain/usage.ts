@@ -14,6 +14,8 @@ export interface UsageEvent {
   latencyMs: number;
   /** Calls made to a teacher (an adapter's fallback, issue 34); counted apart from the model's work. */
   teacherCalls?: number;
+  /** A distillation job's teacher call (issue 41): the job, with no key and not a request. */
+  jobId?: string;
 }
 
 export interface UsageRecorderOptions {
@@ -62,7 +64,8 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
 
   async function writeBatch(batch: Pending[]): Promise<void> {
     const lastUse = new Map<string, number>();
-    for (const e of batch) lastUse.set(e.keyId, Math.max(lastUse.get(e.keyId) ?? 0, e.ts));
+    // A job's teacher calls have no key.
+    for (const e of batch) if (e.keyId) lastUse.set(e.keyId, Math.max(lastUse.get(e.keyId) ?? 0, e.ts));
     await db.kysely.transaction().execute(async (tx) => {
       for (let i = 0; i < batch.length; i += 200) {
         await tx
@@ -81,6 +84,7 @@ export function createUsageRecorder(db: Db, options: UsageRecorderOptions) {
               output_tokens: e.outputTokens,
               latency_ms: e.latencyMs,
               teacher_calls: e.teacherCalls ?? 0,
+              job_id: e.jobId ?? null,
             })),
           )
           .onConflict((oc) => oc.column('event_id').doNothing())

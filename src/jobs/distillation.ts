@@ -7,7 +7,10 @@
  * teacher (and its fallback) where it is closer to the teacher than the base model.
  */
 import { type DistillSpec, stateHash } from '../domain/distill.ts';
+import type { Executor } from '../domain/jobs.ts';
 import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
+import type { EngineAnswer } from '../engines/engine.ts';
+import { counted } from '../lib/words.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';
 import { templateLabels, toCanonical } from '../systemone/templates.ts';
@@ -15,6 +18,8 @@ import { type JobKit, type JobRun, MIN_EXAMPLES_PER_TEMPLATE, stop, tenths } fro
 
 /** Weight of an account's true label against a teacher's soft label in distillation (default; documented). */
 export const DEFAULT_HUMAN_WEIGHT = 3;
+/** The route of a distillation job's teacher calls in usage (`usage_event.route`, with its `job_id`). */
+export const DISTILLATION_USAGE_ROUTE = 'distillation-job';
 /** Teacher calls that may fail (after their retries) before a distillation job fails: this share of them. */
 const MAX_FAILED_SHARE = 0.5;
 
@@ -49,6 +54,8 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
       return { state, missing: ids.filter((id) => !have.get(id)?.has(h)) };
     })
     .filter((t) => t.missing.length > 0);
+  // Calls charged to the budget: answered or failed (a call cut off by a stop or a delete is not: the
+  // restarted job asks it again), counted in the database with each call's soft labels.
   let calls = job.teacherCalls;
   const asked = todo.slice(0, Math.max(0, spec.budget - calls));
   let failed = 0;
@@ -57,43 +64,81 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
   let answered = 0;
   Object.assign(latest, {
     stage: 'labelling',
-    message: `asking teacher ${spec.teacher} about ${asked.length} states`,
-    teacherCalls: calls,
+    message: `asking teacher ${spec.teacher} about ${counted(asked.length, 'state')}`,
   });
   const labelStarted = performance.now();
+  /** Every call sent to the teacher is metered (the account's usage, by day and by job), cut off or not. */
+  const meter = (status: number, began: number) =>
+    kit.usage?.record({
+      keyId: '',
+      userId: job.userId,
+      jobId: job.id,
+      ts: Date.now(),
+      route: DISTILLATION_USAGE_ROUTE,
+      model: `teacher:${spec.teacher}`,
+      status,
+      questions: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: Math.round(performance.now() - began),
+      teacherCalls: 1,
+    });
+  /** Stops every call of the run at once: the job is no longer its own (a delete or a cancel landed, its account went). */
+  const lost = (when: string) => {
+    const why = stop('not-held', `the job is no longer held by this run (${when})`);
+    abort.abort(why);
+    return why;
+  };
   const worker = async () => {
     while (next < asked.length) {
       signal.throwIfAborted();
       const item = asked[next++] as (typeof asked)[number];
       const qs = item.missing.map((id) => questions.get(id)?.question as WireQuestion);
+      // Checked before each call, so that a delete stops the calls at once rather than at the next renewal.
+      if (!(await kit.jobs.held(job.id, lease))) throw lost('before a teacher call');
+      const began = performance.now();
+      let sent = false;
+      let answer: EngineAnswer | null = null;
       try {
         const request = toDecisionRequest(JSON.parse(item.state) as WireState, qs);
-        calls++;
-        const answer = await teacher.ask(request, signal);
-        await store.addSoftLabels(
-          job.userId,
-          spec.teacher,
-          job.id,
-          item.missing.map((templateId, i) => ({
-            templateId,
-            state: item.state,
-            distribution: toCanonical(qs[i] as WireQuestion, answer.probabilities[i] ?? []),
-          })),
-        );
+        sent = true;
+        answer = await teacher.ask(request, signal);
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (signal.aborted) {
+          if (sent) meter(499, began);
+          throw error;
+        }
         failed++;
         lastFailure = error instanceof Error ? error.message : String(error);
-        if (failed > Math.max(2, MAX_FAILED_SHARE * asked.length)) {
-          next = asked.length; // the other workers take no more states
-          throw new Error(`the teacher failed on ${failed} states (${lastFailure})`);
-        }
+      }
+      if (sent) {
+        meter(answer ? 200 : 502, began);
+        const labels = answer?.probabilities;
+        const write = labels
+          ? (tx: Executor) =>
+              store.addSoftLabels(
+                job.userId,
+                spec.teacher,
+                job.id,
+                item.missing.map((templateId, i) => ({
+                  templateId,
+                  state: item.state,
+                  distribution: toCanonical(qs[i] as WireQuestion, labels[i] ?? []),
+                })),
+                tx,
+              )
+          : undefined;
+        if (!(await kit.jobs.recordTeacherCall(job.id, lease, write))) throw lost('after a teacher call');
+        calls++;
+      }
+      if (failed > Math.max(2, MAX_FAILED_SHARE * asked.length)) {
+        next = asked.length; // the other workers take no more states
+        throw new Error(`the teacher failed on ${failed} states (${lastFailure})`);
       }
       answered++;
       Object.assign(latest, {
         progress: 0.4 * (answered / Math.max(1, asked.length)),
-        message: `teacher ${spec.teacher} answered ${answered - failed} of ${asked.length} states (${calls} calls of a budget of ${spec.budget})`,
-        teacherCalls: calls,
+        message: `teacher ${spec.teacher} answered ${answered - failed} of ${counted(asked.length, 'state')} (${counted(calls, 'call')} of a budget of ${spec.budget})`,
       });
     }
   };
@@ -183,10 +228,15 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
   if (templates.length === 0) throw new Error('the teacher labelled no state of these templates');
 
   // 3. The fit, and the adapter where it is closer to the teacher than the base model.
-  Object.assign(latest, { progress: 0.8, stage: 'fitting', message: `fitting ${templates.length} templates` });
+  Object.assign(latest, {
+    progress: 0.8,
+    stage: 'fitting',
+    message: `fitting ${counted(templates.length, 'template')}`,
+  });
   await kit.checkpoint(run, 'lost before fitting');
   const fitStarted = performance.now();
-  const result = await kit.fit(
+  const result = await kit.fitJob(
+    run,
     {
       type: 'fit',
       base: host.engine.info.id,
@@ -195,10 +245,9 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
       minExamples: MIN_EXAMPLES_PER_TEMPLATE,
       distill: { teacher: spec.teacher, humanWeight: spec.humanWeight },
     },
-    (done, message) => Object.assign(latest, { progress: 0.8 + 0.2 * done, stage: 'fitting', message }),
-    signal,
+    0.8,
+    (id) => questions.get(id)?.question,
   );
-  signal.throwIfAborted();
   const served = result.reports.filter((r) => r.served).length;
   const stats = teacher.stats();
   const summary = {
@@ -218,8 +267,6 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
     states: entries.length,
   };
   const base = host.engine.info.id;
-  latest.teacherCalls = calls;
-  await kit.jobs.heartbeat(job.id, lease, kit.leaseMs, latest);
   const stored = await kit.jobs.complete(
     job.id,
     lease,
@@ -229,7 +276,7 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
           adapterId
             ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates as teacher ${spec.teacher} would; the others fall back to the base model`
             : `no adapter: no template came closer to teacher ${spec.teacher} than the base model on its held-out states (see each template's reason)`,
-          `${calls} teacher calls`,
+          counted(calls, 'teacher call'),
           failed > 0 ? `${failed} states the teacher failed on left out (${lastFailure.slice(0, 120)})` : '',
           asked.length < todo.length ? `${todo.length - asked.length} states left unlabelled by the budget` : '',
           skipped > 0 ? `${skipped} states over the model's limits left out` : '',

@@ -8,7 +8,8 @@ import type { AdapterFallback, AdapterStore } from '../domain/adapters.ts';
 import type { DistillStore } from '../domain/distill.ts';
 import type { ExampleStore } from '../domain/examples.ts';
 import type { Job, JobQueue } from '../domain/jobs.ts';
-import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
+import type { UsageRecorder } from '../domain/usage.ts';
+import type { FitRequest, FitTemplate } from '../engines/adapters/fit-protocol.ts';
 import type { DecisionEngine } from '../engines/engine.ts';
 import type { EngineHost } from '../engines/host.ts';
 import type { Teachers } from '../engines/teachers.ts';
@@ -41,6 +42,8 @@ export interface JobStores {
   /** Distillation jobs (issue 34): the configured teachers and the soft labels' store. */
   teachers?: Teachers | undefined;
   distill?: DistillStore | undefined;
+  /** Where distillation jobs' teacher calls are metered (absent: not metered). */
+  usage?: UsageRecorder | undefined;
 }
 
 /** A running job's progress, written with each lease renewal. */
@@ -49,7 +52,6 @@ export interface JobProgress {
   stage: string;
   message: string;
   examples?: number;
-  teacherCalls?: number;
 }
 
 /** One run of a claimed job, holding its lease as `lease`. */
@@ -238,6 +240,31 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
     return out;
   }
 
+  /**
+   * The fitting step of a run, its progress from `from` to 1 written to the run's progress; the
+   * fitter's messages name each template by its question's words instead of its id.
+   */
+  async function fitJob(
+    run: JobRun,
+    request: FitRequest,
+    from: number,
+    questionOf: (templateId: string) => WireQuestion | undefined,
+  ) {
+    const named = (message: string) =>
+      message.replace(/\btpl_[0-9a-f]+\b/g, (id) => {
+        const question = questionOf(id);
+        return question ? templateName(question) : id;
+      });
+    const result = await settings.fit(
+      request,
+      (done, message) =>
+        Object.assign(run.latest, { progress: from + (1 - from) * done, stage: 'fitting', message: named(message) }),
+      run.abort.signal,
+    );
+    run.abort.signal.throwIfAborted();
+    return result;
+  }
+
   /** Renews the lease with the progress so far; stops the run when the job is no longer its own. */
   async function checkpoint(run: JobRun, where: string): Promise<void> {
     if (!(await stores.jobs.heartbeat(run.job.id, run.lease, leaseMs, run.latest))) throw stop('not-held', where);
@@ -266,10 +293,18 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
     return (await stores.adapters.create(job.userId, adapter, tx)).id;
   }
 
-  return { ...stores, ...settings, withEngine, readStates, fitTemplates, checkpoint, storeAdapter };
+  return { ...stores, ...settings, withEngine, readStates, fitTemplates, fitJob, checkpoint, storeAdapter };
 }
 
 export type JobKit = ReturnType<typeof createJobKit>;
+
+/** A template as a person knows it: its question's instructions (quoted, cut at 60 characters), else its type. */
+export function templateName(question: WireQuestion): string {
+  const given = question.instructions;
+  const words = (typeof given === 'string' ? given : given ? JSON.stringify(given) : '').trim().replace(/\s+/g, ' ');
+  if (!words) return `the ${question.type} question without instructions`;
+  return `"${words.length > 60 ? `${words.slice(0, 59)}…` : words}"`;
+}
 
 /** Seconds to one decimal, for a job's timing. */
 export const tenths = (seconds: number) => Math.round(seconds * 10) / 10;

@@ -9,6 +9,7 @@
 import type { StoredExample } from '../domain/examples.ts';
 import type { Job } from '../domain/jobs.ts';
 import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
+import { counted } from '../lib/words.ts';
 import type { WireQuestion } from '../systemone/protocol.ts';
 import { templateLabels } from '../systemone/templates.ts';
 import { type JobKit, type JobRun, MIN_EXAMPLES_PER_TEMPLATE, stop, tenths } from './job-kit.ts';
@@ -33,6 +34,7 @@ interface Read {
   dropped: number;
   /** Examples over the model's limits, left out. */
   skipped: number;
+  questionOf: (templateId: string) => WireQuestion | undefined;
 }
 
 /** The account's labelled examples of the job's templates, read by the base engine (templates with rows). */
@@ -90,7 +92,8 @@ async function featurize(
     },
   );
   const out = await kit.fitTemplates(templates, signal);
-  return { templates: out, examples: examples.length, states: states.length, dropped, skipped };
+  const questionOf = (id: string) => templates.get(id)?.question;
+  return { templates: out, examples: examples.length, states: states.length, dropped, skipped, questionOf };
 }
 
 /** Runs an adapter training job to its end (see the file comment); throws what the runner handles. */
@@ -103,10 +106,15 @@ export async function runTraining(kit: JobKit, run: JobRun): Promise<void> {
   if (read.templates.length === 0) throw new Error('the account has no labelled examples for these templates');
   const readingSeconds = (performance.now() - began) / 1000;
   delete latest.examples;
-  Object.assign(latest, { progress: 0.7, stage: 'fitting', message: `fitting ${read.templates.length} templates` });
+  Object.assign(latest, {
+    progress: 0.7,
+    stage: 'fitting',
+    message: `fitting ${counted(read.templates.length, 'template')}`,
+  });
   await kit.checkpoint(run, 'lost before fitting');
   const fitStarted = performance.now();
-  const result = await kit.fit(
+  const result = await kit.fitJob(
+    run,
     {
       type: 'fit',
       base: host.engine.info.id,
@@ -114,10 +122,9 @@ export async function runTraining(kit: JobKit, run: JobRun): Promise<void> {
       templates: read.templates,
       minExamples: MIN_EXAMPLES_PER_TEMPLATE,
     },
-    (done, message) => Object.assign(latest, { progress: 0.7 + 0.3 * done, stage: 'fitting', message }),
-    abort.signal,
+    0.7,
+    read.questionOf,
   );
-  abort.signal.throwIfAborted();
   const served = result.reports.filter((r) => r.served).length;
   const notes = [
     read.dropped > 0

@@ -189,7 +189,18 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
     // Usage counts the teacher call apart.
     await new Promise((r) => setTimeout(r, 150));
     const usage = await call('/control/v1/usage?days=1');
-    assert.equal(usage.json.totals.teacher_calls, 2, 'the answered call and the failed one');
+    assert.equal(usage.json.totals.teacher_calls, 2, "the key's: the fallback's answered call and its failed one");
+    // The job's 70 calls (issue 41: before, only the fallback's were metered), by job and day.
+    assert.deepEqual(
+      usage.json.jobs.map(
+        (j: { id: string; totals: { teacher_calls: number }; daily: { teacher_calls: number }[] }) => [
+          j.id,
+          j.totals.teacher_calls,
+          j.daily.at(-1)?.teacher_calls,
+        ],
+      ),
+      [[job.id, 70, 70]],
+    );
   });
 
   test("the teacher's key is never in a response, a log line or the database; the teacher got it every time", async () => {

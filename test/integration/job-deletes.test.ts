@@ -11,36 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import type { DecisionEngine } from '../../src/engines/engine.ts';
 import { createFakeEngine } from '../../src/engines/fake/fake-engine.ts';
 import type { Fitter } from '../../src/jobs/runner.ts';
+import { gate } from '../fixtures/gate.ts';
 import { ask, calibrationArtifact, jsonl, REFUND, ROUTING, row, tickets, upload, waitFor } from '../fixtures/teach.ts';
 import { databases, makeTestApp, notePostgresSkip, signedInClient, type TestApp } from '../harness.ts';
-
-/** A gate a test opens and closes: while closed, whoever waits on it blocks (or stops when aborted). */
-function gate() {
-  let open = true;
-  let waiters: (() => void)[] = [];
-  let entered: (() => void) | undefined;
-  return {
-    close(): Promise<void> {
-      open = false;
-      return new Promise((resolve) => {
-        entered = resolve;
-      });
-    },
-    open() {
-      open = true;
-      for (const w of waiters) w();
-      waiters = [];
-    },
-    async pass(signal?: AbortSignal) {
-      if (open) return;
-      entered?.();
-      await new Promise<void>((resolve, reject) => {
-        waiters.push(resolve);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    },
-  };
-}
 
 for (const kind of databases()) {
   describe(`deletes reach the jobs that read the examples (${kind})`, () => {

@@ -391,6 +391,25 @@ for (const kind of databases()) {
           teacher_calls: 2,
         })
         .execute();
+      // A distillation job's teacher call (issue 41): no key, not a request, one teacher call.
+      await cp.db.kysely
+        .insertInto('usage_event')
+        .values({
+          event_id: `job-${kind}`,
+          user_id: leaver.id,
+          key_id: '',
+          job_id: 'job_leaver',
+          ts: Date.now(),
+          route: 'distillation-job',
+          model: 'teacher:t',
+          status: 200,
+          questions: 0,
+          input_tokens: 0,
+          output_tokens: 0,
+          latency_ms: 5,
+          teacher_calls: 1,
+        })
+        .execute();
       const before = await cp.db.kysely.selectFrom('usage_aggregate').select(['requests', 'teacher_calls']).execute();
       const del = await b.request(api('/control/v1/account'), { method: 'DELETE' });
       assert.equal(del.status, 200);
@@ -406,8 +425,8 @@ for (const kind of databases()) {
         rows: { requests: number | string; teacher_calls: number | string }[],
         f: 'requests' | 'teacher_calls',
       ) => rows.reduce((a, r) => a + Number(r[f]), 0);
-      assert.equal(sum(agg, 'requests') - sum(before, 'requests'), 2);
-      assert.equal(sum(agg, 'teacher_calls') - sum(before, 'teacher_calls'), 2, 'teacher calls are kept in aggregate');
+      assert.equal(sum(agg, 'requests') - sum(before, 'requests'), 2, "a job's teacher call is not a request");
+      assert.equal(sum(agg, 'teacher_calls') - sum(before, 'teacher_calls'), 3, 'teacher calls are kept in aggregate');
     });
 
     test('every control endpoint is in the OpenAPI document with its errors', async () => {

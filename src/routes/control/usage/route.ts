@@ -11,7 +11,7 @@ export const usageRoute = defineRoute({
   tags: ['Console'],
   summary: 'Usage by day: of one API key (bearer) or of the account (session cookie)',
   description:
-    'Requests, input and output tokens, questions and errors by UTC day over the window, zero-filled. With `Authorization: Bearer <key>` the report covers that key; with the session cookie it covers the account, with one item per active key.',
+    "Requests, input and output tokens, questions, errors and teacher calls by UTC day over the window, zero-filled. With `Authorization: Bearer <key>` the report covers that key; with the session cookie it covers the account, with one item per active key. `jobs` gives each distillation job's teacher calls by day either way.",
   request: { query: UsageQuery },
   responses: {
     200: { description: 'The usage report', content: { 'application/json': { schema: UsageReport } } },
