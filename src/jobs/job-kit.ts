@@ -250,11 +250,7 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
     from: number,
     questionOf: (templateId: string) => WireQuestion | undefined,
   ) {
-    const named = (message: string) =>
-      message.replace(/\btpl_[0-9a-f]+\b/g, (id) => {
-        const question = questionOf(id);
-        return question ? templateName(question) : id;
-      });
+    const named = templateNamer(questionOf);
     const result = await settings.fit(
       request,
       (done, message) =>
@@ -304,6 +300,15 @@ export function templateName(question: WireQuestion): string {
   const words = (typeof given === 'string' ? given : given ? JSON.stringify(given) : '').trim().replace(/\s+/g, ' ');
   if (!words) return `the ${question.type} question without instructions`;
   return `"${words.length > 60 ? `${words.slice(0, 59)}…` : words}"`;
+}
+
+/** Rewrites the template ids (tpl_...) in a progress message as their questions' words (templateName). */
+export function templateNamer(questionOf: (templateId: string) => WireQuestion | undefined) {
+  return (message: string) =>
+    message.replace(/\btpl_[0-9a-f]+\b/g, (id) => {
+      const question = questionOf(id);
+      return question ? templateName(question) : id;
+    });
 }
 
 /** Seconds to one decimal, for a job's timing. */
