@@ -42,6 +42,7 @@ async function gateway(): Promise<Role> {
     );
   }
   const services = createServices(db, engine, logger, config);
+  await services.checkFallbacks();
   return {
     fetch: services.app.fetch,
     async close() {

@@ -108,6 +108,9 @@ export interface ServiceOptions {
   uncalibrated?: UncalibratedPolicy | undefined;
 }
 
+const MISSING_TEACHER =
+  'adapter fallback: no such teacher on this server (BRIER_TEACHERS): these adapters answer every question themselves; configure the teacher again, or turn their fallback off (PUT /control/v1/adapters/{id}/fallback)';
+
 const BRIER_LITE_CARD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models/brier-lite');
 
 /** The sign-in buttons the console shows, from what is configured. */
@@ -253,13 +256,29 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     distill,
     usage,
   });
+  // An adapter's fallback to a teacher this server does not have (issue 41): said once per adapter here,
+  // and for all of them at start (checkFallbacks).
+  const missingSaid = new Set<string>();
   const systemOne = createSystemOne(host, {
     adapters: resolver,
     legacyExtensionFields: options.legacyExtensionFields,
     teachers,
     onTeacherError: (err, teacher) =>
       logger.warn({ err, teacher }, 'adapter fallback: the teacher failed; the adapter answered'),
+    onTeacherMissing: (teacher, adapter) => {
+      if (missingSaid.has(adapter)) return;
+      missingSaid.add(adapter);
+      logger.warn({ teacher, adapter }, MISSING_TEACHER);
+    },
   });
+
+  /** Logs the adapters whose fallback names a teacher this server does not have (main.ts, at start). */
+  async function checkFallbacks(): Promise<void> {
+    for (const [teacher, ids] of await adapters.fallbackTeachers()) {
+      if (!teachers.get(teacher))
+        logger.warn({ teacher, adapters: ids.length, ids: ids.slice(0, 20) }, MISSING_TEACHER);
+    }
+  }
   if (options.legacyExtensionFields) {
     logger.warn(
       'BRIER_LEGACY_EXTENSION_FIELDS=on: answers also carry the deprecated `abstained` and `answered_by` next to `x_abstained` and `x_answered_by`; update clients to the x_ names, this option goes in 0.3.0',
@@ -374,7 +393,22 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
     await teachers.close();
   }
   if (options.trainingJobs) runner.start();
-  return { app, keys, accounts, usage, host, systemOne, auth, mailer, metrics, teach, runner, teachers, close };
+  return {
+    app,
+    keys,
+    accounts,
+    usage,
+    host,
+    systemOne,
+    auth,
+    mailer,
+    metrics,
+    teach,
+    runner,
+    teachers,
+    checkFallbacks,
+    close,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -139,6 +139,22 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** The teachers adapters fall back to (every account's), each with the adapters that do. */
+  async function fallbackTeachers(): Promise<Map<string, string[]>> {
+    const rows = await db.kysely
+      .selectFrom('adapter')
+      .select(['id', 'fallback'])
+      .where('fallback', 'is not', null)
+      .orderBy('id')
+      .execute();
+    const out = new Map<string, string[]>();
+    for (const r of rows) {
+      const teacher = (JSON.parse(r.fallback ?? 'null') as AdapterFallback | null)?.teacher;
+      if (teacher) out.set(teacher, [...(out.get(teacher) ?? []), r.id]);
+    }
+    return out;
+  }
+
   /** Sets or clears an adapter's fallback to its teacher; false when the account has no such adapter. */
   async function setFallback(userId: string, id: string, fallback: AdapterFallback | null): Promise<boolean> {
     const r = await db.kysely
@@ -155,7 +171,7 @@ export function createAdapterStore(db: Db, options: { now?: () => number } = {})
   /** Counts the adapters this process stored, changed or deleted: readers' caches compare it (src/systemone/adapters.ts). */
   const generation = () => changes;
 
-  return { create, find, list, remove, count, checkRoom, setFallback, generation };
+  return { create, find, list, remove, count, checkRoom, setFallback, fallbackTeachers, generation };
 }
 
 export type AdapterStore = ReturnType<typeof createAdapterStore>;

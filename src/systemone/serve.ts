@@ -55,6 +55,11 @@ export interface SystemOneOptions {
   teachers?: Teachers | undefined;
   /** Told when a fallback's teacher failed (the adapter's answer is served then). */
   onTeacherError?: ((error: unknown, teacher: string) => void) | undefined;
+  /**
+   * Told when an adapter's fallback names a teacher this server does not have (BRIER_TEACHERS changed
+   * since it was set) and some of its answers were unsure: the adapter's answers are served.
+   */
+  onTeacherMissing?: ((teacher: string, adapter: string) => void) | undefined;
 }
 
 /** The `x_answered_by` of an answer given by a teacher in an adapter's place. */
@@ -171,6 +176,7 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
     let teacherCalls = 0;
     const fallback = adapter?.fallback;
     const teacher = fallback ? options.teachers?.get(fallback.teacher) : undefined;
+    if (fallback && !teacher && unsure.length > 0) options.onTeacherMissing?.(fallback.teacher, model);
     if (fallback && teacher && unsure.length > 0) {
       teacherCalls = 1;
       try {

@@ -119,6 +119,28 @@ for (const kind of databases()) {
       assert.equal((await other.request('/control/v1/playground/systemone', { body: body(adapterId) })).status, 400);
     });
 
+    test('an adapter whose examples were all deleted still serves, unchanged, until it is deleted itself', async () => {
+      const ask = async () =>
+        (
+          await (
+            await t.req('/v1/systemone', {
+              body: { model: adapterId, state: 'refund my last payment', questions: { team: ROUTING } },
+            })
+          ).json()
+        ).answers.team;
+      const before = await ask();
+      const templates = (await (await t.req('/control/v1/examples')).json()).templates as { id: string }[];
+      for (const x of templates) {
+        assert.equal((await t.req(`/control/v1/examples/${x.id}`, { method: 'DELETE' })).status, 204);
+      }
+      assert.deepEqual((await (await t.req('/control/v1/examples')).json()).templates, []);
+      // The adapter holds fitted numbers and held-out metrics, no example: it is the account's model
+      // until DELETE /control/v1/adapters/{id} (docs/guide/teach-your-task.md).
+      const after = await ask();
+      assert.equal(after.x_answered_by, adapterId);
+      assert.deepEqual(after, before);
+    });
+
     test('deleting the adapter stops it at once', async () => {
       const path = `/control/v1/adapters/${encodeURIComponent(adapterId)}`;
       assert.equal((await t.req(path)).status, 200);

@@ -151,7 +151,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
       body: { threshold: 1 },
     });
     assert.equal(on.status, 200, on.text);
-    assert.deepEqual(on.json.fallback, { teacher: 'fixture', threshold: 1 });
+    assert.deepEqual(on.json.fallback, { teacher: 'fixture', threshold: 1, available: true });
     assert.equal(on.json.teacher, 'fixture');
     const callsBefore = teacher.calls();
     const fell = await call('/v1/systemone', {

@@ -20,10 +20,20 @@ export const AdapterSummary = z
       .string()
       .nullable()
       .openapi({ description: 'Distilled adapters: the teacher they learnt from; null otherwise.' }),
-    fallback: z.object({ teacher: z.string(), threshold: z.number() }).nullable().openapi({
-      description:
-        'Opt-in: answers of the adapter with a confidence under `threshold` are asked of `teacher` instead (x_answered_by: teacher:<id>); null: off.',
-    }),
+    fallback: z
+      .object({
+        teacher: z.string(),
+        threshold: z.number(),
+        available: z.boolean().openapi({
+          description:
+            'Whether this server has the teacher. false: it was removed from BRIER_TEACHERS since; the adapter answers every question itself, and the server logs it at start and at the first such request.',
+        }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Opt-in: answers of the adapter with a confidence under `threshold` are asked of `teacher` instead (x_answered_by: teacher:<id>); null: off.',
+      }),
     created_at: z.string().openapi({ format: 'date-time' }),
     templates: z
       .array(TemplateReport)

@@ -75,7 +75,7 @@ export function registerAdapters(api: Api, deps: TeachDeps): void {
         : `fitted on ${a.base}; this server runs ${deps.baseModel()}: start a training job on the same examples (POST /control/v1/training-jobs) to serve it again`,
     job_id: a.jobId,
     teacher: a.teacher,
-    fallback: a.fallback,
+    fallback: a.fallback ? { ...a.fallback, available: deps.teachers.get(a.fallback.teacher) !== undefined } : null,
     created_at: new Date(a.createdAt).toISOString(),
     templates: JSON.parse(a.report) as z.infer<typeof TemplateReport>[],
   });
