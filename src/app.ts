@@ -84,8 +84,12 @@ export function buildApp(deps: AppDeps) {
 
   const guards = createGuards({ keys: deps.keys, auth: control.auth });
   const bodies = {
-    inference: bodyGuard({ maxBytes: deps.maxBodyBytes, maxDepth: MAX_JSON_DEPTH }),
-    control: bodyGuard({ maxBytes: deps.controlMaxBodyBytes, maxDepth: MAX_JSON_DEPTH }),
+    inference: bodyGuard({ maxBytes: deps.maxBodyBytes, maxDepth: MAX_JSON_DEPTH, setting: 'BRIER_MAX_BODY_BYTES' }),
+    control: bodyGuard({
+      maxBytes: deps.controlMaxBodyBytes,
+      maxDepth: MAX_JSON_DEPTH,
+      setting: 'BRIER_CONTROL_MAX_BODY_BYTES',
+    }),
   };
   const common = { guards, bodies, engine: deps.engine, systemOne: deps.systemOne, usage: deps.usage };
 

@@ -115,17 +115,29 @@ export interface JobQueueOptions {
   now?: () => number;
 }
 
+/** What serving knows of a teacher's speed now: its measured time per call (null before one) and its calls at once. */
+export type TeacherTiming = (teacher: string) => { msPerCall: number | null; concurrency: number } | undefined;
+
 /**
- * Seconds a distillation job's teacher calls still take, from the estimate it was started with
- * (`spec.estimate`: its calls and seconds at the teacher's measured time per call); null when it has
- * none (no call of that teacher had been measured yet).
+ * Seconds a distillation job's teacher calls still take: from the estimate it was started with
+ * (`spec.estimate`: its calls and seconds at the teacher's measured time per call), or, when the
+ * teacher had not been measured then, from its time per call measured since (`timing`); null when
+ * neither is known (unknown, rather than a guess from other jobs' rates).
  */
-export function teacherSecondsLeft(spec: unknown, callsMade: number): number | null {
-  const estimate = (spec as { estimate?: { teacher_calls?: unknown; estimated_seconds?: unknown } } | null)?.estimate;
-  const calls = estimate?.teacher_calls;
-  const seconds = estimate?.estimated_seconds;
-  if (typeof calls !== 'number' || typeof seconds !== 'number') return null;
-  return calls > 0 ? seconds * Math.max(0, 1 - callsMade / calls) : 0;
+export function teacherSecondsLeft(spec: unknown, callsMade: number, timing?: TeacherTiming): number | null {
+  const s = spec as {
+    teacher?: unknown;
+    concurrency?: unknown;
+    estimate?: { teacher_calls?: unknown; estimated_seconds?: unknown };
+  } | null;
+  const calls = s?.estimate?.teacher_calls;
+  const seconds = s?.estimate?.estimated_seconds;
+  if (typeof calls !== 'number') return null;
+  if (typeof seconds === 'number') return calls > 0 ? seconds * Math.max(0, 1 - callsMade / calls) : 0;
+  const now = typeof s?.teacher === 'string' ? timing?.(s.teacher) : undefined;
+  if (!now || now.msPerCall === null) return null;
+  const parallel = Math.max(1, Math.min(typeof s?.concurrency === 'number' ? s.concurrency : 1, now.concurrency));
+  return (Math.max(0, calls - callsMade) * now.msPerCall) / 1000 / parallel;
 }
 
 export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
@@ -616,18 +628,18 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
    * turn) and the seconds it should still take: the examples of the running jobs still to read and of
    * the jobs ahead of it, shared by the jobs running now, then its own, at the measured throughput.
    */
-  async function outlook(job: Job): Promise<JobOutlook> {
+  async function outlook(job: Job, timing?: TeacherTiming): Promise<JobOutlook> {
     if (job.status !== 'queued' && job.status !== 'running') {
       return { position: null, seconds: null, examplesPerSecond: null };
     }
     const rate = await throughput();
     /**
-     * Seconds a job still takes: a distillation job's teacher calls left at the time per call its dry
-     * run estimated (its examples are a handful of fits), any other job's examples left at `rate`.
+     * Seconds a job still takes: a distillation job's teacher calls left at the teacher's time per call
+     * (unknown until it was measured: its examples are a handful of fits, no measure of its time), any
+     * other job's examples left at `rate`.
      */
     const remaining = (j: Job) => {
-      const teacher = j.kind === 'distill' ? teacherSecondsLeft(j.spec, j.teacherCalls) : null;
-      if (teacher !== null) return teacher;
+      if (j.kind === 'distill') return teacherSecondsLeft(j.spec, j.teacherCalls, timing);
       return rate ? (j.examples * (1 - j.progress)) / rate : null;
     };
     if (job.status === 'running') {

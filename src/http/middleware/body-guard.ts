@@ -13,6 +13,8 @@ const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export interface BodyGuardOptions {
   /** The byte limit of a request body. */
   maxBytes: number;
+  /** The setting that raises it, named in the 413's message (absent: a fixed limit). */
+  setting?: string;
   /** JSON nesting limit; the body itself is level 1. */
   maxDepth: number;
   /** Paths that also take a form body (OAuth providers that post their answer back). */
@@ -78,7 +80,11 @@ export function bodyGuard(options: BodyGuardOptions) {
     if (!incoming && raw.body === null) return next();
     c.set('bodyGuarded', true);
     const limit = options.maxBytes;
-    const tooLarge = () => fail('PAYLOAD_TOO_LARGE', `request body is larger than ${limit} bytes (the limit)`);
+    const tooLarge = () =>
+      fail(
+        'PAYLOAD_TOO_LARGE',
+        `request body is larger than ${limit} bytes (the limit${options.setting ? `, ${options.setting}` : ''})`,
+      );
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     const cap = declared > limit ? 0 : limit;
     const bytes = incoming

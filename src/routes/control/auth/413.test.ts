@@ -13,7 +13,7 @@ describe('control plane 413 (bodies over BRIER_CONTROL_MAX_BODY_BYTES)', () => {
     assert.equal(res.status, 413);
     const json = await res.json();
     assert.equal(json.detail.error_type, 'payload_too_large');
-    assert.equal(json.message, 'request body is larger than 16384 bytes (the limit)');
+    assert.equal(json.message, 'request body is larger than 16384 bytes (the limit, BRIER_CONTROL_MAX_BODY_BYTES)');
   }
 
   test('an unauthenticated sign-up with a huge name is refused before parsing, and nothing is stored', async () => {

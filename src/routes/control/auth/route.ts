@@ -134,7 +134,12 @@ export function registerAuth(api: Api, deps: AuthRouteDeps): void {
 
   api.app.use(
     `${AUTH_PATH}/*`,
-    bodyGuard({ maxBytes: deps.maxBodyBytes, maxDepth: MAX_JSON_DEPTH, acceptsForm }),
+    bodyGuard({
+      maxBytes: deps.maxBodyBytes,
+      maxDepth: MAX_JSON_DEPTH,
+      acceptsForm,
+      setting: 'BRIER_CONTROL_MAX_BODY_BYTES',
+    }),
     authRateLimit(deps.limiter, AUTH_BASE_PATH, deps.rateRules),
   );
   api.app.on(['GET', 'POST'], `${AUTH_PATH}/*`, async (c) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ROUTING, tickets, uploadStates } from '../../../../test/fixtures/teach.ts';
-import { makeTestApp, signedInClient, type TestApp } from '../../../../test/harness.ts';
+import { makeTestApp, signedInClient, TEST_SERVICE_OPTIONS, type TestApp } from '../../../../test/harness.ts';
 import type { TeacherConfig } from '../../../config.ts';
 
 const TEACHER: TeacherConfig = {
@@ -129,5 +129,27 @@ describe('POST /control/v1/distillation-jobs 200 (dry run), 202, 400, 404, 422',
       const json = await res.json();
       if (field) assert.ok(JSON.stringify(json.detail).includes(field), JSON.stringify(json));
     }
+  });
+  test('a question as large as POST /v1/systemone takes (250 options, 18 KiB) is accepted; past BRIER_MAX_BODY_BYTES a 413 names it', async () => {
+    await withStates(t, 40);
+    const criteria = Object.fromEntries(
+      Array.from({ length: 250 }, (_, i) => [
+        `intent_${i}`,
+        `the customer asks about topic number ${i} among the many this support desk handles`,
+      ]),
+    );
+    const big = { type: 'choice', instructions: 'Which intent is this?', criteria };
+    const body = { teacher: 'jev', questions: { intent: big }, dry_run: true };
+    assert.ok(JSON.stringify(body).length > 16_384, "over the control routes' 16 KiB");
+    const asked = await t.req('/v1/systemone', { body: { state: 'where is my parcel', questions: { intent: big } } });
+    assert.equal(asked.status, 200);
+    const dry = await t.req('/control/v1/distillation-jobs', { body });
+    assert.equal(dry.status, 200, await dry.clone().text());
+    assert.equal((await dry.json()).estimate.templates, 1);
+    const over = await t.req('/control/v1/distillation-jobs', {
+      body: { ...body, questions: { intent: { ...big, instructions: 'x'.repeat(TEST_SERVICE_OPTIONS.maxBodyBytes) } } },
+    });
+    assert.equal(over.status, 413);
+    assert.match((await over.json()).message, /\(the limit, BRIER_MAX_BODY_BYTES\)/);
   });
 });

@@ -8,11 +8,13 @@ import type { WireQuestion } from '../../../systemone/protocol.ts';
 import type { TeachDeps } from '../../teach.ts';
 import { accountOf } from '../examples/route.ts';
 import { TrainingJob } from '../training-jobs/protocol.ts';
-import { wireJob } from '../training-jobs/route.ts';
+import { wireWithOutlook } from '../training-jobs/route.ts';
 import { CreateDistillationJob, DISTILL_LIMITS, DistillEstimate } from './protocol.ts';
 
 export const createDistillationJobRoute = defineRoute({
   auth: 'key-or-session',
+  // Its questions are System One questions: as large as POST /v1/systemone takes (BRIER_MAX_BODY_BYTES).
+  bodyLimit: 'inference',
   method: 'post',
   path: '/distillation-jobs',
   tags: ['Adapters'],
@@ -57,6 +59,6 @@ export function registerDistillationJobs(api: Api, deps: TeachDeps): void {
       },
     );
     if (!job) return c.json({ estimate }, 200);
-    return c.json(wireJob(job, await deps.jobs.outlook(job)), 202);
+    return c.json(await wireWithOutlook(deps, job), 202);
   });
 }

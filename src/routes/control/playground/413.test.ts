@@ -15,6 +15,9 @@ describe('POST /control/v1/playground/systemone 413', () => {
     assert.equal((await client.request('/control/v1/playground/systemone', { body: ask(20_000) })).status, 200);
     const res = await client.request('/control/v1/playground/systemone', { body: ask(40_000) });
     assert.equal(res.status, 413);
-    assert.equal((await res.json()).message, 'request body is larger than 32768 bytes (the limit)');
+    assert.equal(
+      (await res.json()).message,
+      'request body is larger than 32768 bytes (the limit, BRIER_MAX_BODY_BYTES)',
+    );
   });
 });

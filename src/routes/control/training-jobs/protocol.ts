@@ -107,7 +107,7 @@ export const TrainingJob = z
       .openapi({ description: 'While queued: 1 is the next job to start (accounts take turns). Otherwise null.' }),
     estimated_seconds: z.number().int().nullable().openapi({
       description:
-        "While queued or running: seconds until it should be done, from the throughput measured on recent jobs (a distillation job's own part: its teacher calls left, at the time per call its estimate measured); null before any was measured, and once it has ended.",
+        "While queued or running: seconds until it should be done, from the throughput measured on recent jobs (a distillation job's own part: its teacher calls left, at the teacher's time per call measured when it started or, if unmeasured then, since); null while that is unknown (before any job was measured, a distillation job whose teacher has not answered yet, or a job queued behind one), and once it has ended.",
     }),
     kind: z.enum(['adapter', 'distill']).openapi({
       description:

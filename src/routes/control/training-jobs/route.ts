@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import type { DistillSpec } from '../../../domain/distill.ts';
-import { type Job, type JobOutlook, MAX_ACTIVE_JOBS_PER_ACCOUNT } from '../../../domain/jobs.ts';
+import { type Job, type JobOutlook, MAX_ACTIVE_JOBS_PER_ACCOUNT, type TeacherTiming } from '../../../domain/jobs.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import { errorResponses } from '../../../http/errors.ts';
 import { fail } from '../../../lib/errors.ts';
@@ -64,6 +64,15 @@ function distillOf(j: Job) {
   };
 }
 
+/** A job on the wire with its outlook: a distillation job's teacher timed as measured now, if not at its start. */
+export async function wireWithOutlook(deps: TeachDeps, j: Job) {
+  const timing: TeacherTiming = (id) => {
+    const teacher = deps.teachers.get(id);
+    return teacher && { msPerCall: teacher.stats().msPerCall, concurrency: teacher.concurrency };
+  };
+  return wireJob(j, await deps.jobs.outlook(j, timing));
+}
+
 /** A job on the wire, with its queue position and estimate while it is queued or running. */
 export function wireJob(j: Job, outlook: JobOutlook = { position: null, seconds: null, examplesPerSecond: null }) {
   return {
@@ -121,18 +130,18 @@ export function registerTrainingJobs(api: Api, deps: TeachDeps): void {
       ready.map((t) => t.id),
       examples,
     );
-    return c.json(wireJob(job, await deps.jobs.outlook(job)), 202);
+    return c.json(await wireWithOutlook(deps, job), 202);
   });
   api.openapi(listJobsRoute, async (c) => {
     const jobs = await deps.jobs.list(accountOf(c));
     const data = [];
-    for (const j of jobs) data.push(wireJob(j, await deps.jobs.outlook(j)));
+    for (const j of jobs) data.push(await wireWithOutlook(deps, j));
     return c.json({ data }, 200);
   });
   api.openapi(getJobRoute, async (c) => {
     const { id } = c.req.valid('param');
     const job = await deps.jobs.get(accountOf(c), id);
     if (!job) throw fail('NOT_FOUND', `no training job ${id} in this account`);
-    return c.json(wireJob(job, await deps.jobs.outlook(job)), 200);
+    return c.json(await wireWithOutlook(deps, job), 200);
   });
 }

@@ -15,7 +15,7 @@ describe('POST /v1/systemone 413 (body over BRIER_MAX_BODY_BYTES)', () => {
     assert.equal(res.status, 413);
     const json = await res.json();
     assert.equal(json.detail.error_type, 'payload_too_large');
-    assert.match(json.message, /request body is larger than 4096 bytes \(the limit\)/);
+    assert.match(json.message, /request body is larger than 4096 bytes \(the limit, BRIER_MAX_BODY_BYTES\)/);
     assert.match(json.request_id, /^req_/);
   }
 
