@@ -43,5 +43,36 @@ for (const kind of databases()) {
       assert.equal(await retention.count(user.id), 0);
       assert.equal(await retention.find('someone-else', 'req_new'), undefined);
     });
+
+    test('revoking retention tells the job queue, in the deleting transaction, when retained requests go', async () => {
+      const told: string[] = [];
+      const retention = createRetention(db, {
+        cacheTtlMs: 1,
+        onRetainedDeleted: async (tx, userId, why) => {
+          // Inside the transaction: the requests are still there.
+          const left = await tx
+            .selectFrom('retained_request')
+            .select('request_id')
+            .where('user_id', '=', userId)
+            .execute();
+          told.push(`${why} (${left.length} left)`);
+        },
+      });
+      const user = await createAccountService(db).ensure('revoke@example.com');
+      const keys = createKeyService(db, { maxKeysPerAccount: 3, cacheTtlMs: 0 });
+      const key = await keys.create(user.id, 'k');
+      const idle = await keys.create(user.id, 'idle');
+      await retention.set(user.id, 'account', 10);
+      await retention.keep(
+        user.id,
+        { requestId: 'req_1', keyId: key.id, model: 'm', state: '"s"', questions: '{}', answers: '{}' },
+        10,
+      );
+      await retention.forgetKey(user.id, idle.id);
+      assert.deepEqual(told, [], 'a key with nothing retained deletes nothing');
+      await retention.set(user.id, 'account', null);
+      assert.deepEqual(told, ['retained requests it read were deleted (retention was turned off) (1 left)']);
+      assert.equal(await retention.count(user.id), 0);
+    });
   });
 }
