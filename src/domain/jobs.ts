@@ -448,11 +448,18 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
   }
 
   /**
-   * A queued or running job (`running`: its attempt is given back) goes back to the queue at once, to
-   * read `templates` (null: every template); a running one stops at its next lease renewal, and its
-   * guarded writes (`complete`, `recordTeacherCall`) fail from now on.
+   * A queued or running job (`running`: its attempt is given back) goes back to the queue at once
+   * (`to` queued), to read `templates` (null: every template), or is cancelled; a running one stops at
+   * its next lease renewal, and its guarded writes (`complete`, `recordTeacherCall`) fail from now on.
    */
-  async function restartIn(tx: Executor, id: string, running: boolean, templates: string[] | null, message: string) {
+  async function restartOrCancelIn(
+    tx: Executor,
+    id: string,
+    running: boolean,
+    templates: string[] | null,
+    to: 'queued' | 'cancelled',
+    message: string,
+  ) {
     await tx
       .updateTable('training_job')
       .set((eb) => ({
@@ -460,29 +467,10 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
         lease_until: null,
         progress: 0,
         templates: templates ? JSON.stringify(templates) : null,
-        status: 'queued',
-        stage: 'queued',
+        status: to,
+        stage: to,
         message,
-        not_before: null,
-        attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
-      }))
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /** Cancels a queued or running job in `tx` (a running one stops as `restartIn` says). */
-  async function cancelIn(tx: Executor, id: string, running: boolean, templates: string[] | null, message: string) {
-    await tx
-      .updateTable('training_job')
-      .set((eb) => ({
-        lease_owner: null,
-        lease_until: null,
-        progress: 0,
-        templates: templates ? JSON.stringify(templates) : null,
-        status: 'cancelled',
-        stage: 'cancelled',
-        message,
-        finished_at: now(),
+        ...(to === 'queued' ? { not_before: null } : { finished_at: now() }),
         attempts: running ? eb('attempts', '-', 1) : eb.ref('attempts'),
       }))
       .where('id', '=', id)
@@ -521,10 +509,17 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
       const left = list ? list.filter((t) => !gone.has(t)) : null;
       const running = j.status === 'running';
       if (left && left.length === 0) {
-        await cancelIn(tx, j.id, running, left, `cancelled: ${why}, and it had no other template`);
+        await restartOrCancelIn(
+          tx,
+          j.id,
+          running,
+          left,
+          'cancelled',
+          `cancelled: ${why}, and it had no other template`,
+        );
         out.cancelled++;
       } else {
-        await restartIn(tx, j.id, running, left, `restarted without them: ${why}`);
+        await restartOrCancelIn(tx, j.id, running, left, 'queued', `restarted without them: ${why}`);
         out.restarted++;
       }
     }
@@ -548,13 +543,17 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     for (const j of await activeJobs(tx, userId)) {
       if (j.kind !== 'distill' || (JSON.parse(j.spec ?? '{}') as { source?: string }).source !== source) continue;
       const templates = j.templates ? (JSON.parse(j.templates) as string[]) : null;
-      if (source === 'states') {
-        await cancelIn(tx, j.id, j.status === 'running', templates, `cancelled: ${why}`);
-        out.cancelled++;
-      } else {
-        await restartIn(tx, j.id, j.status === 'running', templates, `restarted: ${why}`);
-        out.restarted++;
-      }
+      const to = source === 'states' ? 'cancelled' : 'queued';
+      await restartOrCancelIn(
+        tx,
+        j.id,
+        j.status === 'running',
+        templates,
+        to,
+        `${to === 'queued' ? 'restarted' : to}: ${why}`,
+      );
+      if (to === 'cancelled') out.cancelled++;
+      else out.restarted++;
     }
     return out;
   }

@@ -14,7 +14,7 @@ import { counted } from '../lib/words.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';
 import { templateLabels, toCanonical } from '../systemone/templates.ts';
-import { type JobKit, type JobRun, MIN_EXAMPLES_PER_TEMPLATE, stop, tenths } from './job-kit.ts';
+import { type JobKit, type JobRun, stop, tenths } from './job-kit.ts';
 
 /** Weight of an account's true label against a teacher's soft label in distillation (default; documented). */
 export const DEFAULT_HUMAN_WEIGHT = 3;
@@ -25,8 +25,7 @@ const MAX_FAILED_SHARE = 0.5;
 
 /** Runs a distillation job to its end (see the file comment); throws what the runner handles. */
 export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
-  const { job, lease, abort, latest, began } = run;
-  const { host } = kit;
+  const { job, lease, abort, latest } = run;
   const spec = job.spec as DistillSpec;
   const signal = abort.signal;
   const teacher = kit.teachers?.get(spec.teacher);
@@ -228,27 +227,13 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
   if (templates.length === 0) throw new Error('the teacher labelled no state of these templates');
 
   // 3. The fit, and the adapter where it is closer to the teacher than the base model.
-  Object.assign(latest, {
-    progress: 0.8,
-    stage: 'fitting',
-    message: `fitting ${counted(templates.length, 'template')}`,
-  });
-  await kit.checkpoint(run, 'lost before fitting');
-  const fitStarted = performance.now();
-  const result = await kit.fitJob(
+  const { fitted: result, seconds: fittingSeconds } = await kit.fitJob(
     run,
-    {
-      type: 'fit',
-      base: host.engine.info.id,
-      features: host.engine.features?.id ?? null,
-      templates,
-      minExamples: MIN_EXAMPLES_PER_TEMPLATE,
-      distill: { teacher: spec.teacher, humanWeight: spec.humanWeight },
-    },
+    templates,
     0.8,
     (id) => questions.get(id)?.question,
+    { teacher: spec.teacher, humanWeight: spec.humanWeight },
   );
-  const served = result.reports.filter((r) => r.served).length;
   const stats = teacher.stats();
   const summary = {
     teacher: spec.teacher,
@@ -262,36 +247,29 @@ export async function runDistillation(kit: JobKit, run: JobRun): Promise<void> {
   };
   const timing = {
     reading_s: tenths(readingSeconds),
-    fitting_s: tenths((performance.now() - fitStarted) / 1000),
+    fitting_s: tenths(fittingSeconds),
     examples: templates.reduce((n, t) => n + t.rows.length, 0),
     states: entries.length,
   };
-  const base = host.engine.info.id;
-  const stored = await kit.jobs.complete(
-    job.id,
-    lease,
-    {
-      message: (adapterId) =>
-        [
-          adapterId
-            ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates as teacher ${spec.teacher} would; the others fall back to the base model`
-            : `no adapter: no template came closer to teacher ${spec.teacher} than the base model on its held-out states (see each template's reason)`,
-          counted(calls, 'teacher call'),
-          failed > 0 ? `${failed} states the teacher failed on left out (${lastFailure.slice(0, 120)})` : '',
-          asked.length < todo.length ? `${todo.length - asked.length} states left unlabelled by the budget` : '',
-          skipped > 0 ? `${skipped} states over the model's limits left out` : '',
-        ]
-          .filter(Boolean)
-          .join('; '),
-      result: { base, templates: result.reports, timing, distill: summary },
-      runMs: performance.now() - began,
+  await kit.completeJob(run, result, {
+    message: (adapterId, served) =>
+      [
+        adapterId
+          ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates as teacher ${spec.teacher} would; the others fall back to the base model`
+          : `no adapter: no template came closer to teacher ${spec.teacher} than the base model on its held-out states (see each template's reason)`,
+        counted(calls, 'teacher call'),
+        failed > 0 ? `${failed} states the teacher failed on left out (${lastFailure.slice(0, 120)})` : '',
+        asked.length < todo.length ? `${todo.length - asked.length} states left unlabelled by the budget` : '',
+        skipped > 0 ? `${skipped} states over the model's limits left out` : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
+    report: { timing, distill: summary },
+    distilled: {
+      teacher: spec.teacher,
+      fallback: spec.fallbackThreshold === null ? null : { teacher: spec.teacher, threshold: spec.fallbackThreshold },
     },
-    (tx) =>
-      kit.storeAdapter(tx, job, base, result, {
-        teacher: spec.teacher,
-        fallback: spec.fallbackThreshold === null ? null : { teacher: spec.teacher, threshold: spec.fallbackThreshold },
-      }),
-  );
-  if (!stored) throw stop('not-held', 'lost before storing');
-  kit.logger.info({ job: job.id, adapter: stored.adapterId, served, ...summary, ...timing }, 'distillation job done');
+    done: 'distillation job done',
+    fields: { ...summary, ...timing },
+  });
 }

@@ -14,11 +14,14 @@ import type { DecisionEngine } from '../engines/engine.ts';
 import type { EngineHost } from '../engines/host.ts';
 import type { Teachers } from '../engines/teachers.ts';
 import { isDomainError } from '../lib/errors.ts';
+import { counted } from '../lib/words.ts';
 import type { Logger } from '../observability/logger.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';
 import { canonicalOrder, toCanonical } from '../systemone/templates.ts';
 import type { Fitter } from './fitter.ts';
+
+type FitResult = Awaited<ReturnType<Fitter>>;
 
 /** Fewest labelled examples a template needs to be fitted (documented). */
 export const MIN_EXAMPLES_PER_TEMPLATE = 20;
@@ -241,29 +244,77 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
   }
 
   /**
-   * The fitting step of a run, its progress from `from` to 1 written to the run's progress; the
-   * fitter's messages name each template by its question's words instead of its id.
+   * The fitting step of a run (after a lease renewal that finds the job still its own), its progress
+   * from `from` to 1 written to the run's progress; the fitter's messages name each template by its
+   * question's words instead of its id. Returns the fit and the seconds it took.
    */
   async function fitJob(
     run: JobRun,
-    request: FitRequest,
+    templates: FitTemplate[],
     from: number,
     questionOf: (templateId: string) => WireQuestion | undefined,
-  ) {
+    distill?: FitRequest['distill'],
+  ): Promise<{ fitted: FitResult; seconds: number }> {
+    Object.assign(run.latest, {
+      progress: from,
+      stage: 'fitting',
+      message: `fitting ${counted(templates.length, 'template')}`,
+    });
+    await checkpoint(run, 'lost before fitting');
+    const began = performance.now();
     const named = templateNamer(questionOf);
-    const result = await settings.fit(
-      request,
+    const fitted = await settings.fit(
+      {
+        type: 'fit',
+        base: host.engine.info.id,
+        features: host.engine.features?.id ?? null,
+        templates,
+        minExamples: MIN_EXAMPLES_PER_TEMPLATE,
+        ...(distill ? { distill } : {}),
+      },
       (done, message) =>
         Object.assign(run.latest, { progress: from + (1 - from) * done, stage: 'fitting', message: named(message) }),
       run.abort.signal,
     );
     run.abort.signal.throwIfAborted();
-    return result;
+    return { fitted, seconds: (performance.now() - began) / 1000 };
   }
 
   /** Renews the lease with the progress so far; stops the run when the job is no longer its own. */
   async function checkpoint(run: JobRun, where: string): Promise<void> {
     if (!(await stores.jobs.heartbeat(run.job.id, run.lease, leaseMs, run.latest))) throw stop('not-held', where);
+  }
+
+  /**
+   * Ends a run with its fit: the job succeeds with `end.message` (given the adapter's id, or null, and
+   * how many templates it serves) and its report, and the adapter, where a template was served, is
+   * stored in the same transaction, only while the run still holds the job; logs `end.done`.
+   */
+  async function completeJob(
+    run: JobRun,
+    fitted: FitResult,
+    end: {
+      message: (adapterId: string | null, served: number) => string;
+      report: Record<string, unknown>;
+      distilled?: { teacher: string; fallback: AdapterFallback | null };
+      done: string;
+      fields: Record<string, unknown>;
+    },
+  ): Promise<void> {
+    const base = host.engine.info.id;
+    const served = fitted.reports.filter((r) => r.served).length;
+    const stored = await stores.jobs.complete(
+      run.job.id,
+      run.lease,
+      {
+        message: (adapterId) => end.message(adapterId, served),
+        result: { base, templates: fitted.reports, ...end.report },
+        runMs: performance.now() - run.began,
+      },
+      (tx) => storeAdapter(tx, run.job, base, fitted, end.distilled ?? null),
+    );
+    if (!stored) throw stop('not-held', 'lost before storing');
+    stores.logger.info({ job: run.job.id, adapter: stored.adapterId, served, ...end.fields }, end.done);
   }
 
   /**
@@ -289,7 +340,7 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
     return (await stores.adapters.create(job.userId, adapter, tx)).id;
   }
 
-  return { ...stores, ...settings, withEngine, readStates, fitTemplates, fitJob, checkpoint, storeAdapter };
+  return { ...stores, ...settings, withEngine, readStates, fitTemplates, fitJob, checkpoint, completeJob };
 }
 
 export type JobKit = ReturnType<typeof createJobKit>;

@@ -9,10 +9,9 @@
 import type { StoredExample } from '../domain/examples.ts';
 import type { Job } from '../domain/jobs.ts';
 import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
-import { counted } from '../lib/words.ts';
 import type { WireQuestion } from '../systemone/protocol.ts';
 import { templateLabels } from '../systemone/templates.ts';
-import { type JobKit, type JobRun, MIN_EXAMPLES_PER_TEMPLATE, stop, tenths } from './job-kit.ts';
+import { type JobKit, type JobRun, tenths } from './job-kit.ts';
 
 /** Examples one job reads at most, by default (BRIER_TRAINING_MAX_EXAMPLES; documented). */
 export const DEFAULT_MAX_EXAMPLES_PER_JOB = 20_000;
@@ -98,34 +97,14 @@ async function featurize(
 
 /** Runs an adapter training job to its end (see the file comment); throws what the runner handles. */
 export async function runTraining(kit: JobKit, run: JobRun): Promise<void> {
-  const { job, lease, abort, latest, began } = run;
-  const { host } = kit;
+  const { job, abort, latest, began } = run;
   const read = await featurize(kit, job, abort.signal, (p, message, examples) => {
     Object.assign(latest, { progress: 0.7 * p, stage: 'reading', message }, examples === undefined ? {} : { examples });
   });
   if (read.templates.length === 0) throw new Error('the account has no labelled examples for these templates');
   const readingSeconds = (performance.now() - began) / 1000;
   delete latest.examples;
-  Object.assign(latest, {
-    progress: 0.7,
-    stage: 'fitting',
-    message: `fitting ${counted(read.templates.length, 'template')}`,
-  });
-  await kit.checkpoint(run, 'lost before fitting');
-  const fitStarted = performance.now();
-  const result = await kit.fitJob(
-    run,
-    {
-      type: 'fit',
-      base: host.engine.info.id,
-      features: host.engine.features?.id ?? null,
-      templates: read.templates,
-      minExamples: MIN_EXAMPLES_PER_TEMPLATE,
-    },
-    0.7,
-    read.questionOf,
-  );
-  const served = result.reports.filter((r) => r.served).length;
+  const { fitted: result, seconds: fittingSeconds } = await kit.fitJob(run, read.templates, 0.7, read.questionOf);
   const notes = [
     read.dropped > 0
       ? `read the newest ${read.examples} examples (the bound per job); ${read.dropped} older ones left out`
@@ -134,30 +113,20 @@ export async function runTraining(kit: JobKit, run: JobRun): Promise<void> {
   ].filter(Boolean);
   const timing = {
     reading_s: tenths(readingSeconds),
-    fitting_s: tenths((performance.now() - fitStarted) / 1000),
+    fitting_s: tenths(fittingSeconds),
     examples: read.examples,
     states: read.states,
   };
-  const base = host.engine.info.id;
-  const stored = await kit.jobs.complete(
-    job.id,
-    lease,
-    {
-      message: (adapterId) =>
-        [
-          adapterId
-            ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates; the others fall back to the base model`
-            : "no adapter: no template was better than the base model on its held-out examples (see each template's reason)",
-          ...notes,
-        ].join('; '),
-      result: { base, templates: result.reports, timing },
-      runMs: performance.now() - began,
-    },
-    (tx) => kit.storeAdapter(tx, job, base, result),
-  );
-  if (!stored) throw stop('not-held', 'lost before storing');
-  kit.logger.info(
-    { job: job.id, adapter: stored.adapterId, served, templates: result.reports.length, ...timing },
-    'training job done',
-  );
+  await kit.completeJob(run, result, {
+    message: (adapterId, served) =>
+      [
+        adapterId
+          ? `adapter ${adapterId} answers ${served} of ${result.reports.length} templates; the others fall back to the base model`
+          : "no adapter: no template was better than the base model on its held-out examples (see each template's reason)",
+        ...notes,
+      ].join('; '),
+    report: { timing },
+    done: 'training job done',
+    fields: { templates: result.reports.length, ...timing },
+  });
 }

@@ -15,7 +15,14 @@ import type { Fitter } from '../../src/jobs/runner.ts';
 import { templateOf } from '../../src/systemone/templates.ts';
 import { gate } from '../fixtures/gate.ts';
 import { calibrationArtifact, jsonl, REFUND, ROUTING, tickets, waitFor } from '../fixtures/teach.ts';
-import { databases, makeTestApp, notePostgresSkip, signedInClient, type TestApp } from '../harness.ts';
+import {
+  databases,
+  makeTestApp,
+  notePostgresSkip,
+  type SignedInClient,
+  signedInClient,
+  type TestApp,
+} from '../harness.ts';
 
 const TEACHER: TeacherConfig = {
   id: 'gated',
@@ -104,6 +111,17 @@ for (const kind of databases()) {
       return { returned, labelsAtDelete };
     }
 
+    /** The job once it has succeeded or failed. */
+    const ended = (client: SignedInClient, id: string) =>
+      waitFor(
+        async () => {
+          const j = await (await client.request(`/control/v1/training-jobs/${id}`)).json();
+          return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+        },
+        15_000,
+        'the job to end',
+      );
+
     const stopped = (id: string) =>
       waitFor(async () => !t.runner.current().some((j) => j.id === id), 5000, 'the run to stop');
 
@@ -131,14 +149,7 @@ for (const kind of databases()) {
         () => client.request(`/control/v1/examples/${gone}`, { method: 'DELETE' }),
         client.userId,
       );
-      const done = await waitFor(
-        async () => {
-          const j = await (await client.request(`/control/v1/training-jobs/${job.id}`)).json();
-          return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
-        },
-        15_000,
-        'the restarted job to end',
-      );
+      const done = await ended(client, job.id);
       assert.equal(done.status, 'succeeded', done.message);
       assert.equal(done.templates.includes(gone), false);
       assert.equal((await softLabels(client.userId)).includes(gone), false, 'no soft label of the deleted template');
@@ -167,14 +178,7 @@ for (const kind of databases()) {
         body: { teacher: TEACHER.id, questions: { refund: REFUND } },
       });
       const job = await res.json();
-      const done = await waitFor(
-        async () => {
-          const j = await (await client.request(`/control/v1/training-jobs/${job.id}`)).json();
-          return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
-        },
-        15_000,
-        'the job to end',
-      );
+      const done = await ended(client, job.id);
       assert.equal(done.status, 'succeeded', done.message);
       assert.equal(done.teacher_calls, 30);
       const ask = await t.req('/v1/systemone', {

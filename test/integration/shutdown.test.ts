@@ -22,6 +22,15 @@ import { ROOT, startServer, waitHealthy } from '../server.ts';
 const smolPresent = fs.existsSync(SMOLLM2);
 if (!smolPresent) console.log(`# skipped: the SmolLM2 shutdown cases (${SMOLLM2} is absent)`);
 
+/** One POST /v1/systemone of a noul question with `key`. */
+function ask(url: string, key: string): Promise<Response> {
+  return fetch(`${url}/v1/systemone`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ state: 'a ticket', questions: { q: { type: 'noul' } } }),
+  });
+}
+
 interface Case {
   env: Record<string, string>;
   signal: 'SIGTERM' | 'SIGINT';
@@ -72,12 +81,7 @@ async function drains(c: Case): Promise<void> {
         'the teacher to answer once',
       );
     }
-    const call = () =>
-      fetch(`${server.url}/v1/systemone`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ state: 'a ticket', questions: { q: { type: 'noul' } } }),
-      });
+    const call = () => ask(server.url, key);
     for (let i = 0; i < 3; i++) assert.equal((await call()).status, 200);
     const inFlight = call();
     await new Promise((r) => setTimeout(r, 50));
@@ -126,12 +130,7 @@ test('graceful shutdown: in-flight requests finish and every usage event is writ
   try {
     await waitHealthy(server.url);
     const key = await server.createKey('shutdown@example.com');
-    const call = () =>
-      fetch(`${server.url}/v1/systemone`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ state: 's', questions: { q: { type: 'noul' } } }),
-      });
+    const call = () => ask(server.url, key);
     for (let i = 0; i < 5; i++) assert.equal((await call()).status, 200);
     const inFlight = call();
     await new Promise((r) => setTimeout(r, 50));
@@ -155,11 +154,7 @@ test('a second signal during the drain exits at once with 1', async () => {
   try {
     await waitHealthy(server.url);
     const key = await server.createKey('twice@example.com');
-    const inFlight = fetch(`${server.url}/v1/systemone`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ state: 's', questions: { q: { type: 'noul' } } }),
-    }).catch((error: unknown) => error);
+    const inFlight = ask(server.url, key).catch((error: unknown) => error);
     await new Promise((r) => setTimeout(r, 200));
     const exit = server.kill('SIGTERM');
     await waitFor(async () => server.logs.some((l) => l.includes('shutting down')), 5000, 'the drain to start');
@@ -187,11 +182,7 @@ test('a signal listener a library adds later, one that exits, does not cut the d
   try {
     await waitHealthy(server.url);
     const key = await server.createKey('library@example.com');
-    const inFlight = fetch(`${server.url}/v1/systemone`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ state: 's', questions: { q: { type: 'noul' } } }),
-    });
+    const inFlight = ask(server.url, key);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(await server.kill('SIGTERM'), 0, 'not the library exit code 3');
     assert.equal((await inFlight).status, 200);
