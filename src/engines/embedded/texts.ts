@@ -1,6 +1,7 @@
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { flattenState } from './flatten.ts';
 import { type QuestionReading, readQuestion } from './reading.ts';
+import { frameText } from './skill.ts';
 
 /**
  * What the embedded engine encodes for one request. Every string here is embedded once (the
@@ -23,6 +24,8 @@ export interface QuestionTexts {
   pair: [string, string] | null;
   /** How the question reads (reading.ts): family, side, negation. */
   reading: QuestionReading;
+  /** What kind of question it is, in words (skill.ts `frameText`): where brier-lite 4.1 places its skill. */
+  frame: string;
 }
 
 export interface RequestTexts {
@@ -104,7 +107,8 @@ export function questionTexts(
   } else {
     options = question.options.map((o) => o.description?.trim() || null);
   }
-  return { type: question.type, instruction, options, pair, reading };
+  const frame = frameText(question.type, written, question.options);
+  return { type: question.type, instruction, options, pair, reading, frame };
 }
 
 /**
@@ -129,6 +133,7 @@ export function textsToEmbed(rt: RequestTexts): string[] {
   if (rt.state) out.add(rt.state);
   for (const q of rt.questions) {
     if (q.instruction) out.add(q.instruction);
+    if (q.frame) out.add(q.frame);
     for (const o of q.options) if (o) out.add(o);
     if (q.pair) {
       out.add(q.pair[0]);
