@@ -107,7 +107,8 @@ export function questionTexts(
   } else {
     options = question.options.map((o) => o.description?.trim() || null);
   }
-  const frame = frameText(question.type, written, question.options);
+  // a negated question is of the kind its plain wording is (its answer is the complement of the plain one)
+  const frame = frameText(question.type, instruction, question.options);
   return { type: question.type, instruction, options, pair, reading, frame };
 }
 
