@@ -44,7 +44,7 @@ describe('brier distill (CLI)', () => {
     assert.equal(dry.code, 0, dry.err.join('\n'));
     assert.equal(
       dry.out[0],
-      '25 states (0 already labelled by jev), 1 templates: 20 teacher calls (budget 20), 20 questions at most',
+      '25 states (0 already labelled by jev), 1 template: 20 teacher calls (budget 20), 20 questions at most',
     );
     assert.equal(dry.out.length, 1, 'nothing queued');
     const started = await run(...args, '--fallback', '0.4');

@@ -7,6 +7,7 @@ import { createDistillStore } from '../domain/distill.ts';
 import { createDistillation } from '../domain/distill-jobs.ts';
 import { createExampleStore } from '../domain/examples.ts';
 import { createJobQueue } from '../domain/jobs.ts';
+import { counted } from '../lib/plural.ts';
 import { UPLOAD_LIMITS } from '../systemone/examples.ts';
 import { Question, QuestionId, type WireQuestion } from '../systemone/protocol.ts';
 import { parseStatesJsonl } from '../systemone/states.ts';
@@ -162,7 +163,7 @@ export async function runDistillCommand(argv: string[], config: Config, io: CliI
       },
     );
     io.stdout(
-      `${estimate.states} states (${estimate.already_labelled} already labelled by ${estimate.teacher}), ${estimate.templates} templates: ${estimate.teacher_calls} teacher calls (budget ${estimate.budget}), ${estimate.teacher_questions} questions at most`,
+      `${counted(estimate.states, 'state')} (${estimate.already_labelled} already labelled by ${estimate.teacher}), ${counted(estimate.templates, 'template')}: ${counted(estimate.teacher_calls, 'teacher call')} (budget ${estimate.budget}), ${counted(estimate.teacher_questions, 'question')} at most`,
     );
     if (job) io.stdout(`${job.id} queued: a server with BRIER_TRAINING_JOBS=on and this teacher runs it`);
     return 0;

@@ -125,6 +125,8 @@ export interface ExampleTable {
   /** Outcomes (migration 0009): the answer served for it (canonical class order, JSON) and who served it. */
   served: ColumnType<string | null, string | null | undefined, string | null>;
   served_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Uploads (migration 0013): the hash of template, state and label (src/lib/example-hash.ts); outcomes null. */
+  content_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Ms;
 }
 
