@@ -149,11 +149,13 @@ export function textsToEmbed(rt: RequestTexts): string[] {
  * The texts the second encoder (MiniLM, brier-lite 4) embeds: what the zero-shot families read
  * (zero-shot.ts). A yes/no topic or spam question's plain `true` text; a topic or polarity choice's
  * options; the two parts of a pair; and the state when any of these needs it. Empty when no question
- * needs it (the request costs no second encoding).
+ * needs it (the request costs no second encoding). `read`: per question, whether its answer is read at
+ * all (brier-lite 4.1: a question without measured skill is answered uniform, whatever the encoders say).
  */
-export function miniTexts(rt: RequestTexts): string[] {
+export function miniTexts(rt: RequestTexts, read?: readonly boolean[]): string[] {
   const out = new Set<string>();
-  for (const q of rt.questions) {
+  for (const [i, q] of rt.questions.entries()) {
+    if (read && !read[i]) continue;
     const f = q.reading.family;
     if (q.type === 'noul' && (f === 'topic' || f === 'spam') && q.options[1]) out.add(q.options[1]);
     if (q.type === 'choice' && (f === 'topic' || f === 'polarity')) for (const o of q.options) if (o) out.add(o);
