@@ -288,7 +288,8 @@ export function renderCalibration(report: Report, card: string): string {
 export function renderCannotDo(report: Report): string {
   const skill = report.skill;
   const out = [generatedNote('docs/scripts/model-card.ts from models/brier-lite/report.json')];
-  if (!skill) return [...out, '', 'This model has no measured skill table (a model before brier-lite 4.1).', ''].join('\n');
+  if (!skill)
+    return [...out, '', 'This model has no measured skill table (a model before brier-lite 4.1).', ''].join('\n');
   const rows = [...skill.sets, ...skill.caldec];
   const informativeBelow = rows.filter((r) => r.informative < 0.5).map((r) => r.name);
   out.push(

@@ -64,7 +64,8 @@ function groupBy(
 }
 
 export function skillReport(items: readonly SkillItem[], fit: SkillFit): SkillReport {
-  const rows = items.map((item, i) => ({ item, skill: fit.heldOutSkill[i] ?? 0 }));
+  // as served: at least the share the answer put on a training task's (model.ts `predict`)
+  const rows = items.map((item, i) => ({ item, skill: Math.max(item.seen ?? 0, fit.heldOutSkill[i] ?? 0) }));
   const caldec = rows.filter((r) => r.item.set.startsWith('caldec:'));
   const labelled = rows.filter((r) => !r.item.set.startsWith('caldec:'));
   const byType = groupBy(labelled, (it) => it.type);

@@ -54,6 +54,11 @@ export interface SkillItem {
   p: number[];
   /** The target distribution (one-hot for a labelled row). */
   t: number[];
+  /**
+   * The weight its answer put on the nearest training task's (familiarity, model.ts): serving keeps at
+   * least that share of the answer whatever the skill, so the evaluation does too. Absent: 0.
+   */
+  seen?: number;
 }
 
 /** Items with one frame in one unit: the Brier of s p + (1 - s) u over them is A s^2 - 2 B s + C. */

@@ -27,7 +27,7 @@ export interface StageSInput {
   generated: readonly GeneratedItem[];
   zeroShot: ZeroShotFit;
   /** Every labelled row's leave-tasks-out answer (stage B), by example id. */
-  lotoHeldOut: readonly { id?: string; type: QuestionType; p: number[]; target: number }[];
+  lotoHeldOut: readonly { id?: string; type: QuestionType; p: number[]; target: number; seenWeight?: number }[];
   /** CalDec's measured half. */
   caldec: readonly CaldecCase[];
   inputsOf: (request: DecisionRequest) => QuestionInput[];
@@ -63,7 +63,8 @@ export function skillItems(s: StageSInput): SkillItem[] {
   for (const h of s.lotoHeldOut) {
     const ex = h.id ? byId.get(h.id) : undefined;
     if (!ex) throw new Error(`stage S: no example ${h.id}`);
-    items.push(item(`${ex.task}/own`, ex.task, ex.request, 0, h.p, oneHot(h.p.length, h.target), h.type));
+    const it = item(`${ex.task}/own`, ex.task, ex.request, 0, h.p, oneHot(h.p.length, h.target), h.type);
+    items.push(h.seenWeight ? { ...it, seen: h.seenWeight } : it);
   }
   // generated questions: the held-out answer of the map their reading gives them, else the uniform
   // answer (the head's unseen yes/no answer is uniform; a question no family reads is counted as such)
@@ -82,8 +83,9 @@ export function skillItems(s: StageSInput): SkillItem[] {
     s.inputsOf(c.request).forEach((x, qi) => {
       const t = c.targets[qi];
       if (!t) return;
-      const p = predictUngated(x, s.model).probabilities;
-      items.push(item(`caldec/${c.site}`, `caldec:${c.site}`, c.request, qi, p, t, x.type));
+      const answer = predictUngated(x, s.model);
+      const it = item(`caldec/${c.site}`, `caldec:${c.site}`, c.request, qi, answer.probabilities, t, x.type);
+      items.push(answer.seenWeight > 0 ? { ...it, seen: answer.seenWeight } : it);
     });
   }
   return items;

@@ -48,6 +48,7 @@ import {
 import { type BilinearWeights, bilinearForward, combine } from '../engines/embedded/head.ts';
 import { createEmbeddedEngine, EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
 import {
+  familiarityWeight,
   nearestTask,
   parseModel,
   polarityAnswer,
@@ -479,7 +480,7 @@ function fitStageB(
     polarity: { ...POLARITY_WEIGHT, gamma: 0, delta: 0, alpha: 1 },
     types: {} as CalibrationFile['types'],
   };
-  const lotoHeldOut: (HeldOut & { type: QuestionType; id?: string })[] = [];
+  const lotoHeldOut: (HeldOut & { type: QuestionType; id?: string; seenWeight?: number })[] = [];
   const hindsight: (Hindsight & { type: QuestionType })[] = [];
   const blendItems: (BlendItem & { type: QuestionType })[] = [];
   /** Per blend item: its polarity item (score questions), for the polarity answer on top of the blend. */
@@ -615,7 +616,9 @@ function fitStageB(
   calibration.familiarity = fitFamiliarity(blendItems, (t) => uniformBrier(kOf.get(t) ?? 2));
   blendItems.forEach((b, i) => {
     const h = lotoHeldOut[i];
-    if (h) h.p = blend(b, calibration.familiarity);
+    if (!h) return;
+    h.p = blend(b, calibration.familiarity);
+    if (b.seen) h.seenWeight = familiarityWeight(b.seen.similarity, calibration.familiarity);
   });
   log(`familiarity blend: ${JSON.stringify(calibration.familiarity)}`);
   // the polarity answer of score questions on a polarity scale, on top: held-out sets answered by the

@@ -292,7 +292,9 @@ export function polarityAnswer(state: number, sign: number, k: number, c: Polari
 export function predict(x: QuestionInput, model: Model): Prediction {
   const answer = predictUngated(x, model);
   if (!model.skill) return answer;
-  const s = skillOf(model.skill, x.type, x.frame ?? null);
+  // a training task asked as in training keeps its in-distribution answer: the skill model measures
+  // answers to kinds of question the model was not fitted on
+  const s = Math.max(answer.seenWeight, skillOf(model.skill, x.type, x.frame ?? null));
   return { ...answer, probabilities: withSkill(answer.probabilities, s, model.skill.floor) };
 }
 
