@@ -175,3 +175,18 @@ export function jobOutlook(job: {
 
 /** Whether a job is still going (the page polls while one is). */
 export const isActive = (status: string) => status === 'queued' || status === 'running';
+
+/** The question text of a template, for tables and headings. */
+export function describeQuestion(question: Record<string, unknown>): string {
+  const i = question.instructions;
+  if (typeof i === 'string') return i;
+  return i === null || i === undefined ? '(no instructions)' : JSON.stringify(i);
+}
+
+/** How a section of the teach page reports to the page's one message area. */
+export interface PageMessages {
+  /** An error, with the server's list of problems when it gave one. */
+  error(message: string, issues?: string[]): void;
+  notice(message: string): void;
+  clear(): void;
+}
