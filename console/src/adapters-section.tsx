@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import { type Adapter, api, isApiError, type TemplateReport } from './api.ts';
 import { Reliability } from './charts.tsx';
+import { MetricTable } from './metric-table.tsx';
 import { metric, type PageMessages } from './teach-model.ts';
 import { CopyButton, Dialog, formatDate } from './ui.tsx';
 
@@ -25,85 +26,51 @@ function MetricsTable({ report }: { report: TemplateReport }) {
     ['Label frequencies (reference)', report.prior],
   ];
   return (
-    <div className="table-wrap">
-      <table>
-        <caption>Held out: {report.nTest} examples never fitted on</caption>
-        <thead>
-          <tr>
-            <th scope="col">On held-out examples</th>
-            <th scope="col">Accuracy</th>
-            <th scope="col">Brier</th>
-            <th scope="col">NLL</th>
-            <th scope="col">ECE (chance floor)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(([name, m]) => (
-            <tr key={name}>
-              <th scope="row">{name}</th>
-              <td>{metric(m?.accuracy)}</td>
-              <td>{metric(m?.brier, 4)}</td>
-              <td>{metric(m?.nll)}</td>
-              <td>
-                {metric(m?.ece)}
-                {m?.eceFloor !== undefined ? ` (${metric(m.eceFloor)})` : ''}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <MetricTable
+      caption={`Held out: ${report.nTest} examples never fitted on`}
+      corner="On held-out examples"
+      columns={[{ label: 'Accuracy' }, { label: 'Brier' }, { label: 'NLL' }, { label: 'ECE (chance floor)' }]}
+      rows={rows.map(([name, m]) => ({
+        key: name,
+        name,
+        cells: [
+          metric(m?.accuracy),
+          metric(m?.brier, 4),
+          metric(m?.nll),
+          `${metric(m?.ece)}${m?.eceFloor !== undefined ? ` (${metric(m.eceFloor)})` : ''}`,
+        ],
+      }))}
+    />
   );
 }
 
 /** A distilled template's held-out measures against its teacher, and against the truth where known. */
 function DistillTable({ d }: { d: NonNullable<TemplateReport['distill']> }) {
-  const rows: [
-    string,
-    { agreement: number; brier: number; kl: number; ece: number; accuracy: number | null } | null,
-  ][] = [
+  const rows: [string, NonNullable<typeof d.adapter> | null][] = [
     ['Base model', d.base],
     ['Adapter', d.adapter],
   ];
+  const truth = (v: number | null | undefined) => (v === null || v === undefined ? '–' : metric(v));
   return (
-    <div className="table-wrap">
-      <table>
-        <caption>
-          Against teacher {d.teacher}: {d.nTest} held-out states never fitted on
-          {d.nTruth > 0 ? ` (${d.nTruth} with a true label)` : ''}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">On held-out states</th>
-            <th scope="col">Agreement with the teacher</th>
-            <th scope="col">Brier to the teacher</th>
-            <th scope="col">KL to the teacher</th>
-            <th scope="col">ECE vs the teacher</th>
-            <th scope="col">Accuracy (truth)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(([name, m]) => (
-            <tr key={name}>
-              <th scope="row">{name}</th>
-              <td>{metric(m?.agreement)}</td>
-              <td>{metric(m?.brier, 4)}</td>
-              <td>{metric(m?.kl)}</td>
-              <td>{metric(m?.ece)}</td>
-              <td>{m?.accuracy === null || m?.accuracy === undefined ? '–' : metric(m.accuracy)}</td>
-            </tr>
-          ))}
-          <tr>
-            <th scope="row">Teacher</th>
-            <td>1.000</td>
-            <td>0</td>
-            <td>0</td>
-            <td>–</td>
-            <td>{d.teacherAccuracy === null ? '–' : metric(d.teacherAccuracy)}</td>
-          </tr>
-        </tbody>
-      </table>
-    </div>
+    <MetricTable
+      caption={`Against teacher ${d.teacher}: ${d.nTest} held-out states never fitted on${d.nTruth > 0 ? ` (${d.nTruth} with a true label)` : ''}`}
+      corner="On held-out states"
+      columns={[
+        { label: 'Agreement with the teacher' },
+        { label: 'Brier to the teacher' },
+        { label: 'KL to the teacher' },
+        { label: 'ECE vs the teacher' },
+        { label: 'Accuracy (truth)' },
+      ]}
+      rows={[
+        ...rows.map(([name, m]) => ({
+          key: name,
+          name,
+          cells: [metric(m?.agreement), metric(m?.brier, 4), metric(m?.kl), metric(m?.ece), truth(m?.accuracy)],
+        })),
+        { key: 'teacher', name: 'Teacher', cells: ['1.000', '0', '0', '–', truth(d.teacherAccuracy)] },
+      ]}
+    />
   );
 }
 
