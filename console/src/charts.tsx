@@ -1,10 +1,34 @@
 /**
- * The teach page's charts in inline SVG, each with a text alternative: the reliability diagram
- * (accuracy against confidence) and live answers' Brier and ECE by week.
+ * The console's charts in inline SVG, each with a text alternative: the reliability diagram
+ * (accuracy against confidence) and live answers' Brier and ECE by week. Each is drawn at the width
+ * it is shown at (useWidth), so that its labels keep their size on a phone.
  */
-import { useId } from 'react';
+import { type RefObject, useId, useLayoutEffect, useRef, useState } from 'react';
 import type { TemplateCalibration } from './api.ts';
+import { labelEvery } from './chart-model.ts';
 import { type Bin, metric, reliabilityPoints } from './teach-model.ts';
+
+/** The content width (inside its padding) of the element the ref is put on, in CSS pixels, kept up to date; `fallback` until measured. */
+export function useWidth(fallback: number): [RefObject<HTMLElement | null>, number] {
+  const ref = useRef<HTMLElement>(null);
+  const [width, setWidth] = useState(fallback);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const update = () => {
+      const style = getComputedStyle(el);
+      const w = Math.floor(
+        el.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight),
+      );
+      if (w > 0) setWidth(w);
+    };
+    update();
+    const observer = new ResizeObserver(update);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width];
+}
 
 export function Reliability(props: {
   title: string;
@@ -14,7 +38,7 @@ export function Reliability(props: {
   labels: [string, string];
 }) {
   const id = useId();
-  const size = 180;
+  const [box, size] = useWidth(200);
   const pad = 28;
   const inner = size - 2 * pad;
   const before = reliabilityPoints(props.before);
@@ -22,9 +46,16 @@ export function Reliability(props: {
   const path = (pts: { x: number; y: number }[]) =>
     pts.map((p, i) => `${i === 0 ? 'M' : 'L'}${pad + p.x * inner},${pad + (1 - p.y) * inner}`).join(' ');
   return (
-    <figure className="chart reliability">
+    <figure className="chart reliability" ref={box}>
       <figcaption id={`${id}-t`}>{props.title}</figcaption>
-      <svg viewBox={`0 0 ${size} ${size}`} role="img" aria-labelledby={`${id}-t ${id}-d`} className="reliability-svg">
+      <svg
+        viewBox={`0 0 ${size} ${size}`}
+        width={size}
+        height={size}
+        role="img"
+        aria-labelledby={`${id}-t ${id}-d`}
+        className="reliability-svg"
+      >
         <title>Reliability diagram</title>
         <desc id={`${id}-d`}>
           {`Accuracy against confidence in 15 bins. ${props.summary}; the diagonal is perfect calibration.`}
@@ -71,7 +102,7 @@ export function Reliability(props: {
 /** Brier and ECE of live answers by week, a line chart. */
 export function WeeklyChart({ c }: { c: TemplateCalibration }) {
   const id = useId();
-  const width = 360;
+  const [box, width] = useWidth(360);
   const height = 160;
   const pad = { left: 36, right: 8, top: 10, bottom: 24 };
   const weeks = c.weekly;
@@ -79,11 +110,19 @@ export function WeeklyChart({ c }: { c: TemplateCalibration }) {
   const x = (i: number) =>
     pad.left + (weeks.length <= 1 ? 0.5 : i / (weeks.length - 1)) * (width - pad.left - pad.right);
   const y = (v: number) => pad.top + (1 - v / max) * (height - pad.top - pad.bottom);
+  const every = labelEvery(weeks.length, width - pad.left - pad.right);
   const line = (key: 'brier' | 'ece') => weeks.map((w, i) => `${i === 0 ? 'M' : 'L'}${x(i)},${y(w[key])}`).join(' ');
   return (
-    <figure className="chart weekly">
+    <figure className="chart weekly" ref={box}>
       <figcaption id={`${id}-t`}>Brier and ECE of live answers by week</figcaption>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`${id}-t ${id}-d`} className="weekly-svg">
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        width={width}
+        height={height}
+        role="img"
+        aria-labelledby={`${id}-t ${id}-d`}
+        className="weekly-svg"
+      >
         <title>Brier and ECE by week</title>
         <desc id={`${id}-d`}>
           {weeks
@@ -104,9 +143,11 @@ export function WeeklyChart({ c }: { c: TemplateCalibration }) {
           <g key={w.week}>
             <circle cx={x(i)} cy={y(w.brier)} r={3} className="dot brier" />
             <circle cx={x(i)} cy={y(w.ece)} r={3} className="dot ece" />
-            <text x={x(i)} y={height - 6} textAnchor="middle" className="axis">
-              {w.week.slice(5)}
-            </text>
+            {i % every === 0 ? (
+              <text x={x(i)} y={height - 6} textAnchor="middle" className="axis">
+                {w.week.slice(5)}
+              </text>
+            ) : null}
           </g>
         ))}
       </svg>

@@ -121,7 +121,7 @@ export function ExamplesSection(props: {
       </form>
 
       {examples && examples.templates.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap stack">
           <table>
             <caption>
               {formatNumber(examples.total)} labelled questions (at most {formatNumber(examples.limits.per_account)}); a
@@ -141,14 +141,14 @@ export function ExamplesSection(props: {
             <tbody>
               {examples.templates.map((t) => (
                 <tr key={t.id}>
-                  <td>{describeQuestion(t.question)}</td>
-                  <td>{t.type}</td>
-                  <td>
+                  <th scope="row">{describeQuestion(t.question)}</th>
+                  <td data-label="Type">{t.type}</td>
+                  <td className="text" data-label="Examples">
                     {formatNumber(t.examples)}
                     {t.outcomes > 0 ? ` (${formatNumber(t.outcomes)} outcomes)` : ''}
                     {t.teacher_labels > 0 ? `, ${formatNumber(t.teacher_labels)} labelled by a teacher` : ''}
                   </td>
-                  <td>
+                  <td className="text" data-label="Labels">
                     {Object.entries(t.labels)
                       .map(([l, n]) => `${l}: ${n}`)
                       .join(', ')}

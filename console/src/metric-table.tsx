@@ -1,7 +1,8 @@
 /**
  * The console's one table of metrics (held-out metrics and distillation on the teach page, the
  * calibration report and the card's evaluation on the model page): a caption, one row per subject
- * with its name as the row header, one column per measure.
+ * with its name as the row header, one column per measure. On a phone (styles.css) each row becomes
+ * a block: its name, then each measure under its column's label, so that no table scrolls sideways.
  */
 import type { ReactNode } from 'react';
 
@@ -28,7 +29,7 @@ export function MetricTable(props: {
   testId?: string | undefined;
 }) {
   return (
-    <div className="table-wrap metric-table">
+    <div className="table-wrap stack">
       <table data-testid={props.testId}>
         <caption>{props.caption}</caption>
         <thead>
@@ -48,7 +49,9 @@ export function MetricTable(props: {
               <th scope="row">{r.name}</th>
               {r.cells.map((cell, i) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: cells are positional, one per column
-                <td key={i}>{cell}</td>
+                <td key={i} data-label={props.columns[i]?.label}>
+                  {cell}
+                </td>
               ))}
             </tr>
           ))}

@@ -174,7 +174,9 @@ function Bars({ rows, pref }: { rows: OptionBar[]; pref: Preference }) {
       {rows.map((r) => (
         <li key={r.label} className={r.label === chosen ? 'chosen' : undefined}>
           <span className="bar-label">
-            {r.label}
+            <span className="bar-name" title={r.label}>
+              {r.label}
+            </span>
             {r.label === chosen ? <span className="badge">chosen</span> : null}
           </span>
           <span className="bar-track" aria-hidden="true">

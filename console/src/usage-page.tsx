@@ -1,5 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
+import { labelEvery } from './chart-model.ts';
+import { useWidth } from './charts.tsx';
+import { MetricTable } from './metric-table.tsx';
 import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
 import { axisTicks, daysWithTraffic } from './usage-model.ts';
 
@@ -14,7 +17,7 @@ interface Series {
 /** A bar chart in inline SVG: one group per day, stacked series, labelled axes, a text alternative. */
 function BarChart({ title, days, series }: { title: string; days: string[]; series: Series[] }) {
   const id = useId();
-  const width = 720;
+  const [box, width] = useWidth(720);
   const height = 200;
   const pad = { left: 48, right: 8, top: 12, bottom: 28 };
   const totals = days.map((_, i) => series.reduce((a, s) => a + (s.values[i] ?? 0), 0));
@@ -23,18 +26,19 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
   const innerH = height - pad.top - pad.bottom;
   const step = innerW / Math.max(1, days.length);
   const bar = Math.max(1, step * 0.7);
-  const labelEvery = Math.ceil(days.length / 8);
+  const every = labelEvery(days.length, innerW);
   const sum = totals.reduce((a, b) => a + b, 0);
   return (
-    <figure className="chart">
+    <figure className="chart" ref={box}>
       <figcaption id={`${id}-t`}>
         {title} <span className="muted">({formatNumber(sum)} in the window)</span>
       </figcaption>
       <svg
         viewBox={`0 0 ${width} ${height}`}
+        width={width}
+        height={height}
         role="img"
         aria-labelledby={`${id}-t ${id}-d`}
-        preserveAspectRatio="none"
         className="chart-svg"
       >
         <title>{title}</title>
@@ -67,7 +71,7 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
                   </rect>
                 ) : null;
               })}
-              {i % labelEvery === 0 ? (
+              {i % every === 0 ? (
                 <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
                   {d.slice(5)}
                 </text>
@@ -209,70 +213,44 @@ export function UsagePage() {
             </>
           )}
           {scope === 'all' && report.keys.length > 0 ? (
-            <div className="table-wrap">
-              <table>
-                <caption>By key</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Input tokens</th>
-                    <th scope="col">Output tokens</th>
-                    <th scope="col">Errors</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {report.keys.map((k) => (
-                    <tr key={k.id}>
-                      <th scope="row">
-                        {k.name} <code>{k.prefix}…</code>
-                      </th>
-                      <KeyCountCells counts={k.totals} />
-                    </tr>
-                  ))}
-                  {keyTotals && keyTotals.requests > 0 ? (
-                    <tr>
-                      <th scope="row">Playground and revoked keys</th>
-                      <KeyCountCells counts={keyTotals} />
-                    </tr>
-                  ) : null}
-                </tbody>
-              </table>
-            </div>
+            <MetricTable
+              caption="By key"
+              corner="Key"
+              columns={KEY_COLUMNS}
+              rows={[
+                ...report.keys.map((k) => ({
+                  key: k.id,
+                  name: (
+                    <>
+                      {k.name} <code>{k.prefix}…</code>
+                    </>
+                  ),
+                  cells: keyCountCells(k.totals),
+                })),
+                ...(keyTotals && keyTotals.requests > 0
+                  ? [{ key: 'rest', name: 'Playground and revoked keys', cells: keyCountCells(keyTotals) }]
+                  : []),
+              ]}
+            />
           ) : null}
           {busyDays.length > 0 ? (
-            <div className="table-wrap">
-              <table>
-                <caption>
+            <MetricTable
+              caption={
+                <>
                   Days with traffic{' '}
                   <span className="muted">
                     ({busyDays.length} of the last {days} days; the others had none)
                   </span>
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Day (UTC)</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Questions</th>
-                    <th scope="col">Input tokens</th>
-                    <th scope="col">Output tokens</th>
-                    <th scope="col">Errors</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {busyDays.map((d) => (
-                    <tr key={d.date}>
-                      <th scope="row">{d.date}</th>
-                      <td>{formatNumber(d.requests)}</td>
-                      <td>{formatNumber(d.questions)}</td>
-                      <td>{formatNumber(d.input_tokens)}</td>
-                      <td>{formatNumber(d.output_tokens)}</td>
-                      <td>{formatNumber(d.errors)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                </>
+              }
+              corner="Day (UTC)"
+              columns={COUNT_COLUMNS}
+              rows={busyDays.map((d) => ({
+                key: d.date,
+                name: d.date,
+                cells: [d.requests, d.questions, d.input_tokens, d.output_tokens, d.errors].map(formatNumber),
+              }))}
+            />
           ) : null}
         </>
       ) : null}
@@ -280,14 +258,10 @@ export function UsagePage() {
   );
 }
 
-/** The by-key table's cells for one row of counts. */
-function KeyCountCells({ counts }: { counts: UsageCounts }) {
-  return (
-    <>
-      <td>{formatNumber(counts.requests)}</td>
-      <td>{formatNumber(counts.input_tokens)}</td>
-      <td>{formatNumber(counts.output_tokens)}</td>
-      <td>{formatNumber(counts.errors)}</td>
-    </>
-  );
+const COUNT_COLUMNS = ['Requests', 'Questions', 'Input tokens', 'Output tokens', 'Errors'].map((label) => ({ label }));
+const KEY_COLUMNS = COUNT_COLUMNS.filter((c) => c.label !== 'Questions');
+
+/** The by-key table's cells for one row of counts (KEY_COLUMNS). */
+function keyCountCells(counts: UsageCounts): string[] {
+  return [counts.requests, counts.input_tokens, counts.output_tokens, counts.errors].map(formatNumber);
 }

@@ -1,46 +1,33 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { type BrowserContext, expect, type Page, test } from '@playwright/test';
-import { type ControlPlane, startControlPlane } from '../fixtures/control-plane.ts';
+import type { ControlPlane } from '../fixtures/control-plane.ts';
 import { linkIn } from '../fixtures/smtp-sink.ts';
-import { startTeacherServer, type TeacherServer } from '../fixtures/teacher-server.ts';
+import {
+  type ConsoleServer,
+  createKey,
+  SHOTS,
+  signInWithIdp as signInAs,
+  startConsoleServer,
+  TEACHER_KEY,
+} from './console-fixture.ts';
 
 /**
  * The built console (dist/console) served by the real service graph on loopback: SQLite, mail over
  * SMTP to a sink, OIDC against a real provider, the deterministic fake engine.
  */
 
-const SHOTS = 'test-results/screenshots';
 const PASSWORD = 'correct horse battery';
 
+let server: ConsoleServer;
 let cp: ControlPlane;
-let teacher: TeacherServer;
-const TEACHER_KEY = 'e2e-teacher-key-0123456789abcdef';
 
 test.beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
-  // A System One teacher on loopback for distillation (issue 34).
-  teacher = await startTeacherServer({ key: TEACHER_KEY, sharpness: 1.2 });
-  // The fake engine for speed and determinism, with the shipped model card for the model page.
-  cp = await startControlPlane('sqlite', {
-    modelCardDir: path.resolve('models', 'brier-lite'),
-    teachers: [
-      {
-        id: 'fixture',
-        kind: 'systemone',
-        target: teacher.url,
-        upstreamModel: undefined,
-        apiKey: TEACHER_KEY,
-        timeoutMs: 5000,
-        concurrency: 4,
-        retries: 2,
-      },
-    ],
-  });
+  server = await startConsoleServer();
+  cp = server.cp;
 });
 test.afterAll(async () => {
-  await cp?.close();
-  await teacher?.close();
+  await server?.close();
 });
 
 /** Records the origin of every request the page makes. */
@@ -72,24 +59,7 @@ async function signUpAndVerify(page: Page, email: string) {
   await expect(page.getByText(email)).toBeVisible();
 }
 
-/** Signs in through the test IdP (no email round trip): a fresh, verified account on the keys page. */
-async function signInWithIdp(page: Page, sub: string) {
-  cp.idp.signInAs({ sub, email: `${sub}@example.com`, email_verified: true, name: sub });
-  await page.goto(`${cp.url}/console/sign-in`);
-  await page.getByRole('button', { name: 'Sign in with Test IdP' }).click();
-  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
-}
-
-async function createKey(page: Page, name: string): Promise<string> {
-  await page.getByLabel('Key name').fill(name);
-  await page.getByRole('button', { name: 'Create key' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Your new API key' });
-  await expect(dialog).toBeVisible();
-  await expect(dialog.getByText('only time it is shown')).toBeVisible();
-  const key = await dialog.getByLabel('API key value').inputValue();
-  expect(key).toMatch(/^brier_sk_/);
-  return key;
-}
+const signInWithIdp = (page: Page, sub: string) => signInAs(page, cp, sub);
 
 const callSystemOne = (key: string) =>
   fetch(`${cp.url}/v1/systemone`, {
