@@ -3,9 +3,10 @@ import { expect, type Page, test } from '@playwright/test';
 import { type ConsoleServer, createKey, SHOTS, signInWithIdp, startConsoleServer } from './console-fixture.ts';
 
 /**
- * Issue 41, item 5: every page of the console on a 390 px phone, signed in and with data, so that
- * every table and chart renders: the document is never wider than the screen, chart labels are at
- * least 10 px, and no badge is cut off. The measures are written to test-results/phone-widths.json.
+ * The console of an account with data, on a 390 px phone (issue 41). Item 5: every page, signed in
+ * and with data so that every table and chart renders: the document is never wider than the screen,
+ * chart labels are at least 10 px, and no badge is cut off (the measures are written to
+ * test-results/phone-widths.json). Item 7: the playground says who answered.
  */
 
 const PHONE = { width: 390, height: 844 };
@@ -15,6 +16,7 @@ test.describe.configure({ mode: 'serial' });
 let server: ConsoleServer;
 let key = '';
 let adapterId = '';
+let distilledId = '';
 const measured: Record<string, Measure> = {};
 
 const routing = {
@@ -51,7 +53,7 @@ const phrases: Record<string, string[]> = {
 const teams = Object.keys(phrases);
 
 /** Labelled examples, unlabelled states, a served adapter, a job that serves nothing, a distilled adapter, outcomes. */
-async function seed(page: Page): Promise<void> {
+async function seed(): Promise<void> {
   const lines = Array.from({ length: 45 }, (_, i) => {
     const team = teams[i % 3] as string;
     const state = `${phrases[team]?.[i % 3]} (ticket ${i})`;
@@ -71,7 +73,8 @@ async function seed(page: Page): Promise<void> {
   );
   await call('/control/v1/states', { jsonl: states.join('\n') });
   await call('/control/v1/distillation-jobs', {
-    body: { teacher: 'fixture', questions: { team: routing }, source: 'states', budget: 30 },
+    // a fallback threshold of 1: every answer of the distilled adapter is asked of its teacher
+    body: { teacher: 'fixture', questions: { team: routing }, source: 'states', budget: 30, fallback_threshold: 1 },
   });
   // Outcomes of live answers, for the calibration charts.
   await call('/control/v1/retention', { method: 'PUT', body: { days: 7 } });
@@ -99,8 +102,9 @@ async function seed(page: Page): Promise<void> {
     await server.cp.services.runner.stop();
   }
   const { data } = await call('/control/v1/adapters');
-  adapterId = data.find((a: { templates: { distill?: unknown }[] }) => !a.templates[0]?.distill).id;
-  await page.reload();
+  const distilled = (a: { templates: { distill?: unknown }[] }) => a.templates[0]?.distill !== undefined;
+  adapterId = data.find((a: { templates: { distill?: unknown }[] }) => !distilled(a)).id;
+  distilledId = data.find(distilled).id;
 }
 
 interface Measure {
@@ -171,6 +175,7 @@ test.beforeAll(async ({ browser }) => {
   await signInWithIdp(page, server.cp, 'phone-e2e');
   key = await createKey(page, 'phone');
   await page.close();
+  await seed();
 });
 test.afterAll(async () => {
   fs.writeFileSync('test-results/phone-widths.json', `${JSON.stringify(measured, null, 2)}\n`);
@@ -181,7 +186,6 @@ test('at 390 px every console page fits the screen: no sideways scroll, chart la
   page,
 }) => {
   await signInWithIdp(page, server.cp, 'phone-e2e');
-  await seed(page);
   await checkPage(page, 'keys');
 
   await page.getByRole('link', { name: 'Adapters', exact: true }).click();
@@ -207,4 +211,45 @@ test('at 390 px every console page fits the screen: no sideways scroll, chart la
   await page.getByRole('button', { name: 'Run' }).click();
   await expect(page.getByRole('region', { name: 'Answers' }).getByRole('article')).toHaveCount(1);
   await checkPage(page, 'playground');
+});
+
+test('the playground says who answered each question: the adapter, the base model, or the teacher', async ({
+  page,
+}) => {
+  await signInWithIdp(page, server.cp, 'phone-e2e');
+  await page.getByRole('link', { name: 'Playground', exact: true }).click();
+  const run = async (model: string) => {
+    await page.getByRole('button', { name: 'JSON' }).click();
+    await page.getByLabel('Request body (JSON)').fill(
+      JSON.stringify({
+        model,
+        state: 'refund my last payment please',
+        questions: { team: routing, urgent: { type: 'noul', instructions: 'Is it urgent?' } },
+      }),
+    );
+    await page.getByRole('button', { name: 'Run' }).click();
+    const answers = page.getByRole('region', { name: 'Answers' });
+    await expect(answers.getByRole('article')).toHaveCount(2);
+    return {
+      team: answers.getByRole('article', { name: 'Answer to team' }).getByTestId('answered-by'),
+      urgent: answers.getByRole('article', { name: 'Answer to urgent' }).getByTestId('answered-by'),
+    };
+  };
+  const byAdapter = await run(adapterId);
+  await expect(byAdapter.team).toHaveText(`adapter Answered by the adapter ${adapterId}.`);
+  await expect(byAdapter.urgent).toHaveText(
+    'base Answered by the base model brier-fake-3.0.0: no template of the adapter matches this question.',
+  );
+  await page.screenshot({ path: `${SHOTS}/phone-answered-by.png`, fullPage: true });
+  const byTeacher = await run(distilledId);
+  await expect(byTeacher.team).toHaveText(
+    'teacher Answered by teacher fixture: the adapter was less sure than its fallback threshold.',
+  );
+  await page.getByRole('button', { name: 'JSON' }).click();
+  await page
+    .getByLabel('Request body (JSON)')
+    .fill(JSON.stringify({ state: 'refund my last payment please', questions: { team: routing } }));
+  await page.getByRole('button', { name: 'Run' }).click();
+  await expect(page.getByRole('region', { name: 'Answers' }).getByRole('article')).toHaveCount(1);
+  await expect(page.getByTestId('answered-by')).toHaveCount(0);
 });
