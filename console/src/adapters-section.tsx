@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { type Adapter, api, isApiError, type TemplateReport } from './api.ts';
 import { Reliability } from './charts.tsx';
 import { MetricTable } from './metric-table.tsx';
-import { metric, type PageMessages } from './teach-model.ts';
+import { DECIDING, metric, type PageMessages, servingNote } from './teach-model.ts';
 import { CopyButton, Dialog, formatDate } from './ui.tsx';
 
 /** A reliability diagram: accuracy against confidence, before (base) and after (adapter). */
@@ -29,7 +29,10 @@ function MetricsTable({ report }: { report: TemplateReport }) {
     <MetricTable
       caption={`Held out: ${report.nTest} examples never fitted on`}
       corner="On held-out examples"
-      columns={[{ label: 'Accuracy' }, { label: 'Brier' }, { label: 'NLL' }, { label: 'ECE (chance floor)' }]}
+      columns={['Accuracy', 'Brier', 'NLL', 'ECE (chance floor)'].map((label) => ({
+        label,
+        decides: DECIDING.labelled.includes(label),
+      }))}
       rows={rows.map(([name, m]) => ({
         key: name,
         name,
@@ -56,12 +59,12 @@ function DistillTable({ d }: { d: NonNullable<TemplateReport['distill']> }) {
       caption={`Against teacher ${d.teacher}: ${d.nTest} held-out states never fitted on${d.nTruth > 0 ? ` (${d.nTruth} with a true label)` : ''}`}
       corner="On held-out states"
       columns={[
-        { label: 'Agreement with the teacher' },
-        { label: 'Brier to the teacher' },
-        { label: 'KL to the teacher' },
-        { label: 'ECE vs the teacher' },
-        { label: 'Accuracy (truth)' },
-      ]}
+        'Agreement with the teacher',
+        'Brier to the teacher',
+        'KL to the teacher',
+        'ECE vs the teacher',
+        'Accuracy (truth)',
+      ].map((label) => ({ label, decides: DECIDING.distilled.includes(label) }))}
       rows={[
         ...rows.map(([name, m]) => ({
           key: name,
@@ -75,6 +78,7 @@ function DistillTable({ d }: { d: NonNullable<TemplateReport['distill']> }) {
 }
 
 function TemplateResult({ report, questions }: { report: TemplateReport; questions: Map<string, string> }) {
+  const note = servingNote(report);
   return (
     <section className="template-result" aria-label={`Template ${questions.get(report.template) ?? report.template}`}>
       <h4>
@@ -85,6 +89,11 @@ function TemplateResult({ report, questions }: { report: TemplateReport; questio
         {report.type}, {report.n} examples{report.kind ? `, ${report.chosen ?? `${report.kind} head`}` : ''}:{' '}
         {report.reason}
       </p>
+      {note ? (
+        <p className="hint" data-testid="serving-rule">
+          {note}
+        </p>
+      ) : null}
       {report.before ? (
         <div className="result-grid">
           {report.distill ? <DistillTable d={report.distill} /> : <MetricsTable report={report} />}

@@ -3,9 +3,12 @@ import type { TrainingJob } from './api.ts';
 import { isActive, jobOutlook } from './teach-model.ts';
 import { formatDate, formatNumber } from './ui.tsx';
 
-function JobRow({ job, onCancel }: { job: TrainingJob; onCancel: (job: TrainingJob) => void }) {
+function JobRow(props: { job: TrainingJob; questions: Map<string, string>; onCancel: (job: TrainingJob) => void }) {
+  const { job, onCancel } = props;
   const pct = Math.round(job.progress * 100);
   const outlook = jobOutlook(job);
+  // A job that serves nothing has no adapter to show its templates' reports: they are listed here.
+  const unserved = job.status === 'succeeded' && job.adapter_id === null ? (job.result?.templates ?? []) : [];
   return (
     <li className="job">
       <div className="job-head">
@@ -38,12 +41,24 @@ function JobRow({ job, onCancel }: { job: TrainingJob; onCancel: (job: TrainingJ
       <p className="hint">
         {pct}% · {job.stage}: {job.message}
       </p>
+      {unserved.length > 0 ? (
+        <ul className="reasons" aria-label={`Why job ${job.id} serves no template`}>
+          {unserved.map((t) => (
+            <li key={t.template}>
+              <strong>{props.questions.get(t.template) ?? t.template}</strong> ({t.type}, {formatNumber(t.n)} examples):{' '}
+              {t.reason}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </li>
   );
 }
 
 export function TrainingSection(props: {
   jobs: TrainingJob[];
+  /** Question text by template id. */
+  questions: Map<string, string>;
   canTrain: boolean;
   onTrain: () => void;
   onCancel: (job: TrainingJob) => void;
@@ -57,7 +72,7 @@ export function TrainingSection(props: {
       {props.jobs.length > 0 ? (
         <ul className="jobs" aria-label="Training jobs">
           {props.jobs.slice(0, 5).map((j) => (
-            <JobRow key={j.id} job={j} onCancel={props.onCancel} />
+            <JobRow key={j.id} job={j} questions={props.questions} onCancel={props.onCancel} />
           ))}
         </ul>
       ) : null}

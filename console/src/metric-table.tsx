@@ -20,6 +20,9 @@ export interface MetricRow {
   className?: string | undefined;
 }
 
+/** A column's label as a stacked row shows it (a deciding column keeps its mark). */
+const labelOf = (c: MetricColumn | undefined) => (c?.decides ? `${c.label} *` : c?.label);
+
 export function MetricTable(props: {
   caption: ReactNode;
   /** The header of the row-name column. */
@@ -49,7 +52,7 @@ export function MetricTable(props: {
               <th scope="row">{r.name}</th>
               {r.cells.map((cell, i) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: cells are positional, one per column
-                <td key={i} data-label={props.columns[i]?.label}>
+                <td key={i} data-label={labelOf(props.columns[i])}>
                   {cell}
                 </td>
               ))}

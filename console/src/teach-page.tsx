@@ -127,6 +127,7 @@ export function TeachPage() {
       <DistillSection onQueued={load} />
       <TrainingSection
         jobs={jobs}
+        questions={questions}
         canTrain={Boolean(examples?.templates.length)}
         onTrain={() => void train()}
         onCancel={(job) => void cancel(job)}

@@ -6,7 +6,8 @@ import { type ConsoleServer, createKey, SHOTS, signInWithIdp, startConsoleServer
  * The console of an account with data, on a 390 px phone (issue 41). Item 5: every page, signed in
  * and with data so that every table and chart renders: the document is never wider than the screen,
  * chart labels are at least 10 px, and no badge is cut off (the measures are written to
- * test-results/phone-widths.json). Item 7: the playground says who answered.
+ * test-results/phone-widths.json). Item 6: a job that serves nothing shows each template's reason,
+ * and a template says what decided whether it is served. Item 7: the playground says who answered.
  */
 
 const PHONE = { width: 390, height: 844 };
@@ -211,6 +212,29 @@ test('at 390 px every console page fits the screen: no sideways scroll, chart la
   await page.getByRole('button', { name: 'Run' }).click();
   await expect(page.getByRole('region', { name: 'Answers' }).getByRole('article')).toHaveCount(1);
   await checkPage(page, 'playground');
+});
+
+test("a job that serves nothing lists each template's reason; a template says what decided whether it is served", async ({
+  page,
+}) => {
+  await signInWithIdp(page, server.cp, 'phone-e2e');
+  await page.getByRole('link', { name: 'Adapters', exact: true }).click();
+  const reasons = page.getByRole('list', { name: /^Why job job_\w+ serves no template$/ });
+  await expect(reasons.getByRole('listitem')).toHaveCount(1);
+  await expect(reasons).toContainText(
+    'abstain: did the customer flip a coin before writing? (noul, 45 examples): not served: not better than the base model on',
+  );
+  const labelled = page.getByRole('article', { name: `Adapter ${adapterId}` });
+  await expect(labelled.getByTestId('serving-rule').first()).toContainText(
+    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*)',
+  );
+  await expect(labelled.locator('th.decides').first()).toHaveText('Brier*');
+  await expect(labelled.locator('td[data-label="NLL *"]').first()).toBeVisible();
+  const distilled = page.getByRole('article', { name: `Adapter ${distilledId}` });
+  await expect(distilled.getByTestId('serving-rule')).toContainText(
+    'both its Brier and its KL to the teacher are lower',
+  );
+  await expect(distilled.locator('th.decides')).toHaveText(['Brier to the teacher*', 'KL to the teacher*']);
 });
 
 test('the playground says who answered each question: the adapter, the base model, or the teacher', async ({
