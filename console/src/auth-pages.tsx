@@ -216,13 +216,22 @@ export function CheckEmailPage() {
   );
 }
 
+/** The `error` a used verification link lands with (src/routes/control/auth/route.ts). */
+export const LINK_ALREADY_USED = 'LINK_ALREADY_USED';
+
 export function VerifiedPage() {
   const { query } = useLocation();
   const error = query.get('error');
+  const used = error === LINK_ALREADY_USED;
   return (
     <AuthCard>
-      <PageHeading title={error ? 'This link did not work' : 'Email verified'} />
-      {error ? (
+      <PageHeading title={used ? 'This link was already used' : error ? 'This link did not work' : 'Email verified'} />
+      {used ? (
+        <Alert kind="info">
+          This verification link was already used, so your email is verified: a link works once. Sign in with your
+          password.
+        </Alert>
+      ) : error ? (
         <Alert>
           The verification link is invalid or has expired ({error.replace(/_/g, ' ').toLowerCase()}). Sign in to ask for
           a new one.

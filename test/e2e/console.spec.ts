@@ -40,7 +40,7 @@ function recordOrigins(context: BrowserContext): Set<string> {
   return origins;
 }
 
-async function signUpAndVerify(page: Page, email: string) {
+async function signUpAndVerify(page: Page, email: string): Promise<string> {
   await page.goto(`${cp.url}/console`);
   await expect(page).toHaveURL(/\/console\/sign-in$/);
   await page.getByRole('link', { name: 'Create an account' }).click();
@@ -57,6 +57,7 @@ async function signUpAndVerify(page: Page, email: string) {
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
   await expect(page.getByText(email)).toBeVisible();
+  return link;
 }
 
 const signInWithIdp = (page: Page, sub: string) => signInAs(page, cp, sub);
@@ -83,8 +84,12 @@ test('onboarding: sign up, verify and land signed in, key, playground, curl-equi
   await expect(page.getByLabel('Password')).toHaveAttribute('aria-invalid', 'true');
   await expect(page.getByText(/at least 10 characters \(this has 5\)/)).toBeVisible();
 
-  await signUpAndVerify(page, email);
+  const link = await signUpAndVerify(page, email);
   await page.screenshot({ path: `${SHOTS}/verified.png` });
+  // Opened a second time (signed in), the link lands on the keys again, saying it was already used.
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/console\/keys$/);
+  await expect(page.getByText('This verification link was already used (a link works once)')).toBeVisible();
 
   // Unverified sign-in is explained elsewhere; here: the verification link signed the account in.
   await expect(page.getByText('No keys yet')).toBeVisible();
@@ -239,11 +244,18 @@ test('resend verification, unverified sign-in explained, password reset through 
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await expect(page.getByText(/not verified yet/)).toBeVisible();
 
-  await page.goto(linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1)));
+  const link = linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1));
+  await page.goto(link);
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/console\/sign-in$/);
+  // Opened a second time (signed out): the console's page says so, not a raw JSON error.
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/console\/verified\?error=LINK_ALREADY_USED$/);
+  await expect(page.getByRole('heading', { name: 'This link was already used' })).toBeVisible();
+  await expect(page.getByText('your email is verified: a link works once')).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/link-used.png` });
 
   await page.goto(`${cp.url}/console/forgot-password`);
   await page.getByLabel('Email').fill(email);
