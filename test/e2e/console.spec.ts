@@ -236,6 +236,8 @@ test('resend verification, unverified sign-in explained, password reset through 
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByRole('button', { name: 'Resend the email' }).click();
   await expect(page.getByText(/a new link is on its way/)).toBeVisible();
+  // This server sends mail by SMTP: nothing about a server log.
+  await expect(page.getByTestId('link-in-log')).toHaveCount(0);
   await page.screenshot({ path: `${SHOTS}/check-email.png` });
 
   await page.goto(`${cp.url}/console/sign-in`);
@@ -274,6 +276,27 @@ test('resend verification, unverified sign-in explained, password reset through 
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
 
   expect([...origins]).toEqual([cp.url]);
+});
+
+test('without SMTP, the check-email and reset pages say the link is in the server log, not the inbox', async ({
+  page,
+}) => {
+  // As GET /control/v1/auth-providers answers on a server without SMTP_URL (its route test checks that).
+  await page.route('**/control/v1/auth-providers', (route) =>
+    route.fulfill({ json: { email_password: true, providers: [], mail_delivery: 'log' } }),
+  );
+  await page.goto(`${cp.url}/console/check-email?email=${encodeURIComponent('nosmtp@example.com')}`);
+  const told = page.getByTestId('link-in-log');
+  await expect(told).toContainText(
+    "the link is not in your inbox but in the server's log, on a line mail (log mailer)",
+  );
+  await expect(told.locator('code')).toHaveText(['SMTP_URL', 'mail (log mailer)', 'mailLink']);
+  await page.screenshot({ path: `${SHOTS}/check-email-no-smtp.png` });
+  await page.goto(`${cp.url}/console/forgot-password`);
+  await page.getByLabel('Email').fill('nosmtp@example.com');
+  await page.getByRole('button', { name: 'Send the reset link' }).click();
+  await expect(page.getByText(/we sent it a link/)).toBeVisible();
+  await expect(page.getByTestId('link-in-log')).toBeVisible();
 });
 
 test('third-party sign-in: the configured provider button lands in the console', async ({ page }) => {
