@@ -50,7 +50,9 @@ function CalibrationSection({ calibration }: { calibration: ModelCalibration }) 
   return (
     <>
       <h2>Calibration</h2>
-      <p data-testid="calibration-status">{status}</p>
+      <p data-testid="calibration-status">
+        <InlineView nodes={parseInline(status)} />
+      </p>
       {calibration.report.length > 0 ? (
         <MetricTable
           testId="calibration-report"

@@ -65,3 +65,70 @@ export async function createKey(page: Page, name: string): Promise<string> {
   expect(key).toMatch(/^brier_sk_/);
   return key;
 }
+
+const metrics = (brier: number, ece: number) => ({ n: 40, accuracy: 0.6, brier, nll: 0.9, ece, ece_floor: 0.08 });
+const reportRow = (type: string, set: string, before: number, after: number, heldOut: number) => ({
+  type,
+  set,
+  n: 40,
+  uniform_brier: 0.25,
+  before: metrics(before, 0.2),
+  after: metrics(after, 0.06),
+  held_out: metrics(heldOut, 0.07),
+});
+
+/** A custom GGUF model's calibration as GET /control/v1/model reports it (src/routes/control/model/route.ts). */
+export const GGUF_CALIBRATION = {
+  /** None fitted: answers mixed half and half with the uniform answer. */
+  shrink: {
+    calibrated: false,
+    mode: 'shrink',
+    key: `gguf-${'a'.repeat(64)}`,
+    types: { noul: null, choice: null, score: null },
+    fitted_at: null,
+    data: null,
+    report: [],
+  },
+  /** Fitted on the shipped set, one source set still worse than uniform held out. */
+  fitted: {
+    calibrated: true,
+    mode: 'fitted',
+    key: `gguf-${'a'.repeat(64)}`,
+    types: {
+      noul: { temperature: 1.2, alpha: 0.3 },
+      choice: { temperature: 1, alpha: 0.5 },
+      score: { temperature: 0.9, alpha: 0.4 },
+    },
+    fitted_at: '2026-11-28T12:00:00.000Z',
+    data: { source: 'shipped', name: 'models/calibration-set/calibration-set.jsonl', sha256: 'b', rows: 360 },
+    report: [
+      reportRow('noul', 'sst2', 0.31, 0.22, 0.23),
+      reportRow('noul', 'boolq', 0.33, 0.26, 0.27),
+      reportRow('choice', 'clinc150', 0.3, 0.2, 0.21),
+      reportRow('score', 'yelp', 0.28, 0.21, 0.22),
+    ],
+  },
+};
+
+/**
+ * Makes the console's model page show a custom GGUF model with `calibration`: the server's own
+ * answer to GET /control/v1/model, with the GGUF model's id, description, no card and its calibration.
+ */
+export async function showAsGguf(page: Page, calibration: object): Promise<void> {
+  await page.route('**/control/v1/model', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    await route.fulfill({
+      response,
+      json: {
+        ...body,
+        id: 'SmolLM2-135M-Instruct.Q4_1',
+        name: 'SmolLM2-135M-Instruct.Q4_1',
+        description:
+          'A custom GGUF model loaded from SmolLM2-135M-Instruct.Q4_1.gguf, not from the Brier catalog: what it is good for depends on that model. Instruct (chat) models give the most useful probabilities.',
+        card: null,
+        calibration,
+      },
+    });
+  });
+}

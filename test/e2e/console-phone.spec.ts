@@ -1,6 +1,14 @@
 import fs from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
-import { type ConsoleServer, createKey, SHOTS, signInWithIdp, startConsoleServer } from './console-fixture.ts';
+import {
+  type ConsoleServer,
+  createKey,
+  GGUF_CALIBRATION,
+  SHOTS,
+  showAsGguf,
+  signInWithIdp,
+  startConsoleServer,
+} from './console-fixture.ts';
 
 /**
  * The console of an account with data, on a 390 px phone (issue 41). Item 5: every page, signed in
@@ -202,6 +210,12 @@ test('at 390 px every console page fits the screen: no sideways scroll, chart la
   await page.getByText('The full model card').click();
   await expect(page.getByTestId('model-card')).toBeVisible();
   await checkPage(page, 'model');
+  // A custom GGUF model's page: its calibration report has 10 columns.
+  await showAsGguf(page, GGUF_CALIBRATION.fitted);
+  await page.reload();
+  await expect(page.getByTestId('calibration-report')).toBeVisible();
+  await checkPage(page, 'model-gguf');
+  await page.unrouteAll();
 
   await page.getByRole('link', { name: 'Playground', exact: true }).click();
   await page.getByLabel('Model').selectOption(adapterId);

@@ -5,7 +5,9 @@ import { linkIn } from '../fixtures/smtp-sink.ts';
 import {
   type ConsoleServer,
   createKey,
+  GGUF_CALIBRATION,
   SHOTS,
+  showAsGguf,
   signInWithIdp as signInAs,
   startConsoleServer,
   TEACHER_KEY,
@@ -297,6 +299,32 @@ test('without SMTP, the check-email and reset pages say the link is in the serve
   await page.getByRole('button', { name: 'Send the reset link' }).click();
   await expect(page.getByText(/we sent it a link/)).toBeVisible();
   await expect(page.getByTestId('link-in-log')).toBeVisible();
+});
+
+test('a custom GGUF model page: its calibration status has no literal backticks; the report marks a set worse than uniform', async ({
+  page,
+}) => {
+  await signInWithIdp(page, 'gguf-e2e');
+  await showAsGguf(page, GGUF_CALIBRATION.shrink);
+  await page.getByRole('link', { name: 'Model', exact: true }).click();
+  const status = page.getByTestId('calibration-status');
+  await expect(status).toContainText('Not calibrated: every answer is mixed half and half with the uniform answer.');
+  await expect(status.locator('code')).toHaveText('npm run brier -- models calibrate');
+  await expect(page.getByText("This server's model ships no model card.")).toBeVisible();
+  expect(await page.getByRole('main').textContent()).not.toContain('`');
+
+  await page.unrouteAll();
+  await showAsGguf(page, GGUF_CALIBRATION.fitted);
+  await page.reload();
+  await expect(page.getByTestId('calibration-status')).toContainText(
+    'Calibrated per question type on 360 labelled rows',
+  );
+  const report = page.getByTestId('calibration-report');
+  await expect(report.getByRole('row')).toHaveCount(5);
+  await expect(report.locator('tr.worse')).toHaveCount(1);
+  await expect(report.locator('tr.worse')).toContainText('boolq');
+  expect(await page.getByRole('main').textContent()).not.toContain('`');
+  await page.screenshot({ path: `${SHOTS}/model-gguf.png`, fullPage: true });
 });
 
 test('third-party sign-in: the configured provider button lands in the console', async ({ page }) => {
