@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
 import { labelEvery } from './chart-model.ts';
-import { useWidth } from './charts.tsx';
+import { ChartFigure, useWidth } from './charts.tsx';
 import { MetricTable } from './metric-table.tsx';
 import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
 import { axisTicks, daysWithTraffic } from './usage-model.ts';
@@ -16,7 +16,6 @@ interface Series {
 
 /** A bar chart in inline SVG: one group per day, stacked series, labelled axes, a text alternative. */
 function BarChart({ title, days, series }: { title: string; days: string[]; series: Series[] }) {
-  const id = useId();
   const [box, width] = useWidth(720);
   const height = 200;
   const pad = { left: 48, right: 8, top: 12, bottom: 28 };
@@ -29,67 +28,56 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
   const every = labelEvery(days.length, innerW);
   const sum = totals.reduce((a, b) => a + b, 0);
   return (
-    <figure className="chart" ref={box}>
-      <figcaption id={`${id}-t`}>
-        {title} <span className="muted">({formatNumber(sum)} in the window)</span>
-      </figcaption>
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        width={width}
-        height={height}
-        role="img"
-        aria-labelledby={`${id}-t ${id}-d`}
-        className="chart-svg"
-      >
-        <title>{title}</title>
-        <desc id={`${id}-d`}>
-          {`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below lists every day with traffic.`}
-        </desc>
-        {ticks.map((t) => {
-          const y = pad.top + innerH - (t / max) * innerH;
-          return (
-            <g key={t}>
-              <line x1={pad.left} x2={width - pad.right} y1={y} y2={y} className="grid" />
-              <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
-                {formatNumber(t)}
+    <ChartFigure
+      box={box}
+      className="chart"
+      svgClassName="chart-svg"
+      caption={
+        <>
+          {title} <span className="muted">({formatNumber(sum)} in the window)</span>
+        </>
+      }
+      title={title}
+      description={`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below lists every day with traffic.`}
+      width={width}
+      height={height}
+      legend={series.length > 1 ? series.map((s) => ({ className: s.className, label: s.label })) : undefined}
+    >
+      {ticks.map((t) => {
+        const y = pad.top + innerH - (t / max) * innerH;
+        return (
+          <g key={t}>
+            <line x1={pad.left} x2={width - pad.right} y1={y} y2={y} className="grid" />
+            <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
+              {formatNumber(t)}
+            </text>
+          </g>
+        );
+      })}
+      {days.map((d, i) => {
+        let y = pad.top + innerH;
+        const x = pad.left + i * step + (step - bar) / 2;
+        return (
+          <g key={d}>
+            {series.map((s) => {
+              const v = s.values[i] ?? 0;
+              const h = (v / max) * innerH;
+              y -= h;
+              return v > 0 ? (
+                <rect key={s.label} x={x} y={y} width={bar} height={h} className={s.className}>
+                  <title>{`${d} · ${s.label}: ${formatNumber(v)}`}</title>
+                </rect>
+              ) : null;
+            })}
+            {i % every === 0 ? (
+              <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
+                {d.slice(5)}
               </text>
-            </g>
-          );
-        })}
-        {days.map((d, i) => {
-          let y = pad.top + innerH;
-          const x = pad.left + i * step + (step - bar) / 2;
-          return (
-            <g key={d}>
-              {series.map((s) => {
-                const v = s.values[i] ?? 0;
-                const h = (v / max) * innerH;
-                y -= h;
-                return v > 0 ? (
-                  <rect key={s.label} x={x} y={y} width={bar} height={h} className={s.className}>
-                    <title>{`${d} · ${s.label}: ${formatNumber(v)}`}</title>
-                  </rect>
-                ) : null;
-              })}
-              {i % every === 0 ? (
-                <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
-                  {d.slice(5)}
-                </text>
-              ) : null}
-            </g>
-          );
-        })}
-      </svg>
-      {series.length > 1 ? (
-        <ul className="legend">
-          {series.map((s) => (
-            <li key={s.label}>
-              <span className={`swatch ${s.className}`} aria-hidden="true" /> {s.label}
-            </li>
-          ))}
-        </ul>
-      ) : null}
-    </figure>
+            ) : null}
+          </g>
+        );
+      })}
+    </ChartFigure>
   );
 }
 
