@@ -57,6 +57,7 @@ export type ControlDeps = Pick<
   | 'authRateRules'
   | 'publicUrl'
   | 'providers'
+  | 'mailDelivery'
   | 'modelCardDir'
   | 'teach'
 > & {

@@ -16,7 +16,9 @@ const USAGE = `usage: npm run brier -- <command>
   keys create --email <email> [--name <name>]   create an account if needed and an API key (printed once, last line)
   keys list --email <email>                     list active keys
   keys revoke --email <email> --id <key id>     revoke a key
-  examples upload --email <email> <file.jsonl>  store labelled examples (all or nothing; see docs: Teach Brier your task)
+  examples upload --email <email> [--create-account] <file.jsonl>
+                                                store labelled examples (all or nothing; rows stored before are skipped; an
+                                                unknown email is refused without --create-account; see docs: Teach Brier your task)
   examples list --email <email>                 the account's question templates and example counts
   jobs list --email <email>                     the account's training jobs (status, progress, queue position)
   jobs cancel --email <email> --id <job id>     cancel a queued or running training job

@@ -370,6 +370,7 @@ export function createServices(db: Db, engine: DecisionEngine, logger: Logger, o
       authRateRules: options.authRateRules,
       publicUrl,
       providers: signInProviders(options),
+      mailDelivery: mailer.delivery,
       modelCardDir: options.modelCardDir ?? (engine.info.id.startsWith('brier-lite') ? BRIER_LITE_CARD : undefined),
       consoleDir: options.consoleDir,
       docsDir: options.docsDir,

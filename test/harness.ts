@@ -147,6 +147,7 @@ export function captureMailer(): { mailer: Mailer; outbox: MailMessage[] } {
   return {
     outbox,
     mailer: {
+      delivery: 'smtp',
       async send(message) {
         outbox.push(message);
       },

@@ -25,6 +25,32 @@ function AuthCard({ children }: { children: React.ReactNode }) {
   return <div className="auth-card">{children}</div>;
 }
 
+/** Where this server's verification and reset links go (GET /control/v1/auth-providers); null until known. */
+function useMailDelivery(): AuthProviders['mail_delivery'] | null {
+  const [delivery, setDelivery] = useState<AuthProviders['mail_delivery'] | null>(null);
+  useEffect(() => {
+    api<AuthProviders>('/control/v1/auth-providers').then(
+      (p) => setDelivery(p.mail_delivery),
+      () => setDelivery(null),
+    );
+  }, []);
+  return delivery;
+}
+
+/** On a server without SMTP, says that the link is in the server log, not in the user's inbox. */
+function LinkInServerLog() {
+  if (useMailDelivery() !== 'log') return null;
+  return (
+    <Alert kind="info">
+      <span data-testid="link-in-log">
+        This server sends no email (it has no <code>SMTP_URL</code>): the link is not in your inbox but in the server's
+        log, on a line <code>mail (log mailer)</code> whose <code>mailLink</code> is the link. If you run this server,
+        open that link; otherwise ask the person who runs it.
+      </span>
+    </Alert>
+  );
+}
+
 export function SignInPage({ onSignedIn }: { onSignedIn: (user: SessionUser) => void }) {
   const { query } = useLocation();
   const [email, setEmail] = useState('');
@@ -203,6 +229,7 @@ export function CheckEmailPage() {
         We sent a verification link to <strong>{email || 'your address'}</strong>. Open it within 24 hours to activate
         your account; the link works once.
       </p>
+      <LinkInServerLog />
       {status ? <Alert kind={status.kind}>{status.text}</Alert> : null}
       {email ? (
         <button type="button" className="secondary" onClick={resend} disabled={busy}>
@@ -216,13 +243,22 @@ export function CheckEmailPage() {
   );
 }
 
+/** The `error` a used verification link lands with (src/routes/control/auth/route.ts). */
+export const LINK_ALREADY_USED = 'LINK_ALREADY_USED';
+
 export function VerifiedPage() {
   const { query } = useLocation();
   const error = query.get('error');
+  const used = error === LINK_ALREADY_USED;
   return (
     <AuthCard>
-      <PageHeading title={error ? 'This link did not work' : 'Email verified'} />
-      {error ? (
+      <PageHeading title={used ? 'This link was already used' : error ? 'This link did not work' : 'Email verified'} />
+      {used ? (
+        <Alert kind="info">
+          This verification link was already used, so your email is verified: a link works once. Sign in with your
+          password.
+        </Alert>
+      ) : error ? (
         <Alert>
           The verification link is invalid or has expired ({error.replace(/_/g, ' ').toLowerCase()}). Sign in to ask for
           a new one.
@@ -269,9 +305,12 @@ export function ForgotPasswordPage() {
     <AuthCard>
       <PageHeading title="Reset your password" />
       {sent ? (
-        <Alert kind="success">
-          If {email.trim()} has an account, we sent it a link to choose a new password. It works for an hour.
-        </Alert>
+        <>
+          <Alert kind="success">
+            If {email.trim()} has an account, we sent it a link to choose a new password. It works for an hour.
+          </Alert>
+          <LinkInServerLog />
+        </>
       ) : (
         <form onSubmit={submit} noValidate>
           {errors.form ? <Alert>{errors.form}</Alert> : null}

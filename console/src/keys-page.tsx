@@ -13,9 +13,12 @@ export function KeysPage() {
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const verifiedLanding = useLocation().query.get('verified') === '1';
+  const landing = useLocation().query.get('verified');
+  const verifiedLanding = landing === '1' || landing === 'again';
   const [notice, setNotice] = useState<string | null>(() =>
-    verifiedLanding ? 'Your email is verified and you are signed in. Create a key to call the API.' : null,
+    verifiedLanding
+      ? `${landing === 'again' ? 'This verification link was already used (a link works once). ' : ''}Your email is verified and you are signed in. Create a key to call the API.`
+      : null,
   );
 
   // The landing notice is shown once: the address loses ?verified, so a reload does not repeat it.

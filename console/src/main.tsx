@@ -4,6 +4,7 @@ import { api, getSession, type SessionUser } from './api.ts';
 import {
   CheckEmailPage,
   ForgotPasswordPage,
+  LINK_ALREADY_USED,
   ResetPasswordPage,
   SignInPage,
   SignUpPage,
@@ -64,15 +65,16 @@ function Shell({ user, onSignOut, children }: { user: SessionUser; onSignOut: ()
 
 function App({ initialUser }: { initialUser: SessionUser | null }) {
   const [user, setUser] = useState(initialUser);
-  const { path } = useLocation();
+  const { path, query } = useLocation();
   const isPublic = PUBLIC.has(path);
   const route = PRIVATE[path];
 
   // Redirect before painting anything that belongs to the other state. The verification link signs
-  // the user in and lands on /verified: straight to the keys, which say the email is verified.
+  // the user in and lands on /verified: straight to the keys, which say the email is verified (or,
+  // for a link opened a second time, that it was already used).
   const target = user
     ? path === '/verified'
-      ? '/keys?verified=1'
+      ? `/keys?verified=${query.get('error') === LINK_ALREADY_USED ? 'again' : '1'}`
       : isPublic || !route
         ? '/keys'
         : null

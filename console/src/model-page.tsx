@@ -1,26 +1,47 @@
 import { useEffect, useMemo, useState } from 'react';
-import { api, type Comparison, type ConsoleModel, isApiError } from './api.ts';
+import { api, type ConsoleModel, isApiError } from './api.ts';
 import { calibrationStatus, type ModelCalibration, worseThanUniform } from './calibration-model.ts';
 import { parseBlocks, parseInline } from './markdown.ts';
 import { InlineView, MarkdownView } from './markdown-view.tsx';
+import { type MetricRow, MetricTable } from './metric-table.tsx';
 import { Alert, formatNumber, PageHeading } from './ui.tsx';
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(3));
 
-function EvalRows({ type, family, c }: { type: string; family: string; c: Comparison | null }) {
-  if (!c) return null;
+/** The card's evaluation: per question type, rows of training tasks ("seen") and tasks never trained on ("unseen"). */
+function EvaluationTable({ evaluation }: { evaluation: NonNullable<ConsoleModel['card']>['evaluation'] }) {
+  const rows: MetricRow[] = [];
+  for (const [type, e] of Object.entries(evaluation)) {
+    for (const [family, c] of [
+      ['seen', e.seen],
+      ['unseen', e.unseen],
+    ] as const) {
+      if (!c) continue;
+      rows.push({
+        key: `${type}-${family}`,
+        name: (
+          <>
+            {type} <span className="muted">({family})</span>
+          </>
+        ),
+        cells: [
+          formatNumber(c.model.n),
+          fmt(c.model.brier),
+          fmt(c.prior?.brier),
+          fmt(c.uniform?.brier),
+          fmt(c.model.accuracy),
+          fmt(c.model.ece),
+        ],
+      });
+    }
+  }
   return (
-    <tr>
-      <th scope="row">
-        {type} <span className="muted">({family})</span>
-      </th>
-      <td>{formatNumber(c.model.n)}</td>
-      <td>{fmt(c.model.brier)}</td>
-      <td>{fmt(c.prior?.brier)}</td>
-      <td>{fmt(c.uniform?.brier)}</td>
-      <td>{fmt(c.model.accuracy)}</td>
-      <td>{fmt(c.model.ece)}</td>
-    </tr>
+    <MetricTable
+      caption="Brier score (lower is better) against the majority prior and the uniform answer; “seen”: rows of training tasks, each scored by a head that did not train on it; “unseen”: tasks never trained on."
+      corner="Type"
+      columns={['Rows', 'Brier', 'Prior', 'Uniform', 'Accuracy', 'ECE'].map((label) => ({ label }))}
+      rows={rows}
+    />
   );
 }
 
@@ -29,49 +50,44 @@ function CalibrationSection({ calibration }: { calibration: ModelCalibration }) 
   return (
     <>
       <h2>Calibration</h2>
-      <p data-testid="calibration-status">{status}</p>
+      <p data-testid="calibration-status">
+        <InlineView nodes={parseInline(status)} />
+      </p>
       {calibration.report.length > 0 ? (
-        <div className="table-wrap">
-          <table data-testid="calibration-report">
-            <caption>
-              Brier score (lower is better) of the model's raw answers (before), calibrated (after), and with each
-              source set answered by a calibration fitted without it (held out), against the uniform answer; accuracy
-              and ECE (with the ECE a perfectly calibrated model would show by chance at these rows).
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Set</th>
-                <th scope="col">Rows</th>
-                <th scope="col">Uniform</th>
-                <th scope="col">Brier before</th>
-                <th scope="col">After</th>
-                <th scope="col">Held out</th>
-                <th scope="col">Accuracy</th>
-                <th scope="col">ECE before</th>
-                <th scope="col">After (floor)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {calibration.report.map((r) => (
-                <tr key={`${r.type}/${r.set ?? ''}`} className={worseThanUniform(r) ? 'worse' : undefined}>
-                  <th scope="row">{r.type}</th>
-                  <td>{r.set ?? 'all'}</td>
-                  <td>{formatNumber(r.n)}</td>
-                  <td>{fmt(r.uniform_brier)}</td>
-                  <td>{fmt(r.before.brier)}</td>
-                  <td>{fmt(r.after.brier)}</td>
-                  <td>{fmt(r.held_out?.brier)}</td>
-                  <td>{fmt(r.before.accuracy)}</td>
-                  <td>{fmt(r.before.ece)}</td>
-                  <td>
-                    {fmt(r.after.ece)} <span className="muted">({fmt(r.after.ece_floor)})</span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <MetricTable
+          testId="calibration-report"
+          caption="Brier score (lower is better) of the model's raw answers (before), calibrated (after), and with each source set answered by a calibration fitted without it (held out), against the uniform answer; accuracy and ECE (with the ECE a perfectly calibrated model would show by chance at these rows)."
+          corner="Type"
+          columns={[
+            'Set',
+            'Rows',
+            'Uniform',
+            'Brier before',
+            'After',
+            'Held out',
+            'Accuracy',
+            'ECE before',
+            'After (floor)',
+          ].map((label) => ({ label }))}
+          rows={calibration.report.map((r) => ({
+            key: `${r.type}/${r.set ?? ''}`,
+            name: r.type,
+            className: worseThanUniform(r) ? 'worse' : undefined,
+            cells: [
+              r.set ?? 'all',
+              formatNumber(r.n),
+              fmt(r.uniform_brier),
+              fmt(r.before.brier),
+              fmt(r.after.brier),
+              fmt(r.held_out?.brier),
+              fmt(r.before.accuracy),
+              fmt(r.before.ece),
+              <>
+                {fmt(r.after.ece)} <span className="muted">({fmt(r.after.ece_floor)})</span>
+              </>,
+            ],
+          }))}
+        />
       ) : null}
     </>
   );
@@ -132,31 +148,7 @@ export function ModelPage() {
                 <InlineView nodes={parseInline(model.card.title)} />
               </h2>
               {Object.keys(model.card.evaluation).length > 0 ? (
-                <div className="table-wrap">
-                  <table>
-                    <caption>
-                      Brier score (lower is better) against the majority prior and the uniform answer; “seen”: rows of
-                      training tasks, each scored by a head that did not train on it; “unseen”: tasks never trained on.
-                    </caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Type</th>
-                        <th scope="col">Rows</th>
-                        <th scope="col">Brier</th>
-                        <th scope="col">Prior</th>
-                        <th scope="col">Uniform</th>
-                        <th scope="col">Accuracy</th>
-                        <th scope="col">ECE</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {Object.entries(model.card.evaluation).flatMap(([type, e]) => [
-                        <EvalRows key={`${type}-seen`} type={type} family="seen" c={e.seen} />,
-                        <EvalRows key={`${type}-unseen`} type={type} family="unseen" c={e.unseen} />,
-                      ])}
-                    </tbody>
-                  </table>
-                </div>
+                <EvaluationTable evaluation={model.card.evaluation} />
               ) : null}
               <details>
                 <summary>The full model card</summary>

@@ -264,3 +264,35 @@ export function describeTie(labels: readonly string[], p: number): string {
   const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} and ${labels.at(-1)}` : (labels[0] ?? '');
   return `${names} are ${at}`;
 }
+
+/** Who answered a question of a request that named an adapter, as its `x_answered_by` says. */
+export type AnsweredBy =
+  | { kind: 'adapter'; id: string }
+  | { kind: 'base'; id: string }
+  | { kind: 'teacher'; id: string };
+
+/** The prefix of `x_answered_by` for a teacher's answer (src/systemone/serve.ts, teacherModel). */
+const TEACHER_PREFIX = 'teacher:';
+
+/**
+ * Reads an answer's `x_answered_by` (absent when the request named no adapter): the adapter itself
+ * (the response's `model`), one of its teachers (the adapter was less sure than its fallback
+ * threshold), or the base model (no template of the adapter matched the question).
+ */
+export function answeredBy(xAnsweredBy: string | undefined, responseModel: string): AnsweredBy | null {
+  if (xAnsweredBy === undefined) return null;
+  if (xAnsweredBy.startsWith(TEACHER_PREFIX)) return { kind: 'teacher', id: xAnsweredBy.slice(TEACHER_PREFIX.length) };
+  return xAnsweredBy === responseModel ? { kind: 'adapter', id: xAnsweredBy } : { kind: 'base', id: xAnsweredBy };
+}
+
+/** What the playground says under an answer about who gave it. */
+export function describeAnsweredBy(by: AnsweredBy): string {
+  switch (by.kind) {
+    case 'adapter':
+      return `Answered by the adapter ${by.id}.`;
+    case 'teacher':
+      return `Answered by teacher ${by.id}: the adapter was less sure than its fallback threshold.`;
+    case 'base':
+      return `Answered by the base model ${by.id}: no template of the adapter matches this question.`;
+  }
+}

@@ -1,7 +1,9 @@
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
 import { type ApiErrorShape, api, isApiError, readApiError, type SystemOneResponse, type WireAnswer } from './api.ts';
 import {
+  answeredBy,
   type DraftErrors,
+  describeAnsweredBy,
   describeTie,
   EXAMPLE,
   fromBody,
@@ -174,7 +176,9 @@ function Bars({ rows, pref }: { rows: OptionBar[]; pref: Preference }) {
       {rows.map((r) => (
         <li key={r.label} className={r.label === chosen ? 'chosen' : undefined}>
           <span className="bar-label">
-            {r.label}
+            <span className="bar-name" title={r.label}>
+              {r.label}
+            </span>
             {r.label === chosen ? <span className="badge">chosen</span> : null}
           </span>
           <span className="bar-track" aria-hidden="true">
@@ -242,7 +246,8 @@ function RunError({ error }: { error: ApiErrorShape }) {
   );
 }
 
-function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
+function AnswerCard({ id, answer, model }: { id: string; answer: WireAnswer; model: string }) {
+  const by = answeredBy(answer.x_answered_by, model);
   let body: React.ReactNode;
   if (answer.type === 'noul') {
     const rows = [
@@ -300,6 +305,12 @@ function AnswerCard({ id, answer }: { id: string; answer: WireAnswer }) {
       <h3>
         {id} <span className="muted">({answer.type})</span>
       </h3>
+      {by ? (
+        <p className="answered-by" data-testid="answered-by">
+          <span className={`badge ${by.kind === 'adapter' ? 'ok' : 'neutral'}`}>{by.kind}</span>{' '}
+          {describeAnsweredBy(by)}
+        </p>
+      ) : null}
       {body}
     </article>
   );
@@ -556,7 +567,7 @@ export function PlaygroundPage() {
             </p>
             <div className="answers">
               {Object.entries(result.response.answers).map(([id, a]) => (
-                <AnswerCard key={id} id={id} answer={a} />
+                <AnswerCard key={id} id={id} answer={a} model={result.response.model} />
               ))}
             </div>
           </section>

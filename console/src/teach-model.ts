@@ -175,3 +175,76 @@ export function jobOutlook(job: {
 
 /** Whether a job is still going (the page polls while one is). */
 export const isActive = (status: string) => status === 'queued' || status === 'running';
+
+/** The question text of a template, for tables and headings. */
+export function describeQuestion(question: Record<string, unknown>): string {
+  const i = question.instructions;
+  if (typeof i === 'string') return i;
+  return i === null || i === undefined ? '(no instructions)' : JSON.stringify(i);
+}
+
+/** How a section of the teach page reports to the page's one message area. */
+export interface PageMessages {
+  /** An error, with the server's list of problems when it gave one. */
+  error(message: string, issues?: string[]): void;
+  notice(message: string): void;
+  clear(): void;
+}
+
+interface HeldOut {
+  accuracy: number;
+  brier: number;
+  nll: number;
+  ece: number;
+}
+interface AgainstTeacher {
+  agreement: number;
+  brier: number;
+  kl: number;
+  ece: number;
+  accuracy: number | null;
+}
+/** What of a template's report says why it is served (TemplateReport has it). */
+export interface ServingReport {
+  served: boolean;
+  before: HeldOut | null;
+  after: HeldOut | null;
+  distill?: { base: AgainstTeacher; adapter: AgainstTeacher | null } | undefined;
+}
+
+/** The columns of a template's metric table that decide whether it is served (marked *). */
+export const DECIDING = { labelled: ['Brier', 'NLL'], distilled: ['Brier to the teacher', 'KL to the teacher'] };
+
+const worse = (name: string, base: number, adapter: number, lowerIsBetter: boolean) =>
+  (lowerIsBetter ? adapter > base : adapter < base) ? `${name} ${metric(adapter)} against ${metric(base)}` : null;
+
+/**
+ * What decides whether a template's adapter is served, said next to its metrics: held-out Brier and
+ * NLL both lower than the base model's (distilled: Brier and KL to the teacher); and, for a served
+ * template, the measures shown that are worse than the base model's, which did not decide. Empty for
+ * a template that was not fitted (its reason says why).
+ */
+export function servingNote(report: ServingReport): string {
+  if (!report.before || !report.after) return '';
+  const d = report.distill;
+  if (d) {
+    const rule =
+      'Served only where, on held-out states, both its Brier and its KL to the teacher are lower than the base model’s (*); agreement, ECE and accuracy are shown but do not decide.';
+    const a = d.adapter;
+    if (!report.served || !a) return rule;
+    const against = [
+      worse('agreement', d.base.agreement, a.agreement, false),
+      worse('ECE', d.base.ece, a.ece, true),
+      a.accuracy !== null && d.base.accuracy !== null ? worse('accuracy', d.base.accuracy, a.accuracy, false) : null,
+    ].filter((x) => x !== null);
+    return against.length > 0 ? `${rule} Served with a worse ${against.join(', ')}.` : rule;
+  }
+  const rule =
+    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*); accuracy and ECE are shown but do not decide.';
+  if (!report.served) return rule;
+  const against = [
+    worse('accuracy', report.before.accuracy, report.after.accuracy, false),
+    worse('ECE', report.before.ece, report.after.ece, true),
+  ].filter((x) => x !== null);
+  return against.length > 0 ? `${rule} Served with a worse ${against.join(', ')}.` : rule;
+}

@@ -1,5 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import { api, isApiError, type UsageCounts, type UsageDay, type UsageReport } from './api.ts';
+import { labelEvery } from './chart-model.ts';
+import { ChartFigure, useWidth } from './charts.tsx';
+import { MetricTable } from './metric-table.tsx';
 import { Alert, formatNumber, Link, PageHeading } from './ui.tsx';
 import { axisTicks, daysWithTraffic } from './usage-model.ts';
 
@@ -13,8 +16,7 @@ interface Series {
 
 /** A bar chart in inline SVG: one group per day, stacked series, labelled axes, a text alternative. */
 function BarChart({ title, days, series }: { title: string; days: string[]; series: Series[] }) {
-  const id = useId();
-  const width = 720;
+  const [box, width] = useWidth(720);
   const height = 200;
   const pad = { left: 48, right: 8, top: 12, bottom: 28 };
   const totals = days.map((_, i) => series.reduce((a, s) => a + (s.values[i] ?? 0), 0));
@@ -23,69 +25,59 @@ function BarChart({ title, days, series }: { title: string; days: string[]; seri
   const innerH = height - pad.top - pad.bottom;
   const step = innerW / Math.max(1, days.length);
   const bar = Math.max(1, step * 0.7);
-  const labelEvery = Math.ceil(days.length / 8);
+  const every = labelEvery(days.length, innerW);
   const sum = totals.reduce((a, b) => a + b, 0);
   return (
-    <figure className="chart">
-      <figcaption id={`${id}-t`}>
-        {title} <span className="muted">({formatNumber(sum)} in the window)</span>
-      </figcaption>
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-labelledby={`${id}-t ${id}-d`}
-        preserveAspectRatio="none"
-        className="chart-svg"
-      >
-        <title>{title}</title>
-        <desc id={`${id}-d`}>
-          {`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below lists every day with traffic.`}
-        </desc>
-        {ticks.map((t) => {
-          const y = pad.top + innerH - (t / max) * innerH;
-          return (
-            <g key={t}>
-              <line x1={pad.left} x2={width - pad.right} y1={y} y2={y} className="grid" />
-              <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
-                {formatNumber(t)}
+    <ChartFigure
+      box={box}
+      className="chart"
+      svgClassName="chart-svg"
+      caption={
+        <>
+          {title} <span className="muted">({formatNumber(sum)} in the window)</span>
+        </>
+      }
+      title={title}
+      description={`Daily values from ${days[0] ?? ''} to ${days.at(-1) ?? ''}; highest ${formatNumber(Math.max(0, ...totals))}. The table below lists every day with traffic.`}
+      width={width}
+      height={height}
+      legend={series.length > 1 ? series.map((s) => ({ className: s.className, label: s.label })) : undefined}
+    >
+      {ticks.map((t) => {
+        const y = pad.top + innerH - (t / max) * innerH;
+        return (
+          <g key={t}>
+            <line x1={pad.left} x2={width - pad.right} y1={y} y2={y} className="grid" />
+            <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
+              {formatNumber(t)}
+            </text>
+          </g>
+        );
+      })}
+      {days.map((d, i) => {
+        let y = pad.top + innerH;
+        const x = pad.left + i * step + (step - bar) / 2;
+        return (
+          <g key={d}>
+            {series.map((s) => {
+              const v = s.values[i] ?? 0;
+              const h = (v / max) * innerH;
+              y -= h;
+              return v > 0 ? (
+                <rect key={s.label} x={x} y={y} width={bar} height={h} className={s.className}>
+                  <title>{`${d} · ${s.label}: ${formatNumber(v)}`}</title>
+                </rect>
+              ) : null;
+            })}
+            {i % every === 0 ? (
+              <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
+                {d.slice(5)}
               </text>
-            </g>
-          );
-        })}
-        {days.map((d, i) => {
-          let y = pad.top + innerH;
-          const x = pad.left + i * step + (step - bar) / 2;
-          return (
-            <g key={d}>
-              {series.map((s) => {
-                const v = s.values[i] ?? 0;
-                const h = (v / max) * innerH;
-                y -= h;
-                return v > 0 ? (
-                  <rect key={s.label} x={x} y={y} width={bar} height={h} className={s.className}>
-                    <title>{`${d} · ${s.label}: ${formatNumber(v)}`}</title>
-                  </rect>
-                ) : null;
-              })}
-              {i % labelEvery === 0 ? (
-                <text x={x + bar / 2} y={height - 8} textAnchor="middle" className="axis">
-                  {d.slice(5)}
-                </text>
-              ) : null}
-            </g>
-          );
-        })}
-      </svg>
-      {series.length > 1 ? (
-        <ul className="legend">
-          {series.map((s) => (
-            <li key={s.label}>
-              <span className={`swatch ${s.className}`} aria-hidden="true" /> {s.label}
-            </li>
-          ))}
-        </ul>
-      ) : null}
-    </figure>
+            ) : null}
+          </g>
+        );
+      })}
+    </ChartFigure>
   );
 }
 
@@ -209,70 +201,44 @@ export function UsagePage() {
             </>
           )}
           {scope === 'all' && report.keys.length > 0 ? (
-            <div className="table-wrap">
-              <table>
-                <caption>By key</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Input tokens</th>
-                    <th scope="col">Output tokens</th>
-                    <th scope="col">Errors</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {report.keys.map((k) => (
-                    <tr key={k.id}>
-                      <th scope="row">
-                        {k.name} <code>{k.prefix}…</code>
-                      </th>
-                      <KeyCountCells counts={k.totals} />
-                    </tr>
-                  ))}
-                  {keyTotals && keyTotals.requests > 0 ? (
-                    <tr>
-                      <th scope="row">Playground and revoked keys</th>
-                      <KeyCountCells counts={keyTotals} />
-                    </tr>
-                  ) : null}
-                </tbody>
-              </table>
-            </div>
+            <MetricTable
+              caption="By key"
+              corner="Key"
+              columns={KEY_COLUMNS}
+              rows={[
+                ...report.keys.map((k) => ({
+                  key: k.id,
+                  name: (
+                    <>
+                      {k.name} <code>{k.prefix}…</code>
+                    </>
+                  ),
+                  cells: keyCountCells(k.totals),
+                })),
+                ...(keyTotals && keyTotals.requests > 0
+                  ? [{ key: 'rest', name: 'Playground and revoked keys', cells: keyCountCells(keyTotals) }]
+                  : []),
+              ]}
+            />
           ) : null}
           {busyDays.length > 0 ? (
-            <div className="table-wrap">
-              <table>
-                <caption>
+            <MetricTable
+              caption={
+                <>
                   Days with traffic{' '}
                   <span className="muted">
                     ({busyDays.length} of the last {days} days; the others had none)
                   </span>
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Day (UTC)</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Questions</th>
-                    <th scope="col">Input tokens</th>
-                    <th scope="col">Output tokens</th>
-                    <th scope="col">Errors</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {busyDays.map((d) => (
-                    <tr key={d.date}>
-                      <th scope="row">{d.date}</th>
-                      <td>{formatNumber(d.requests)}</td>
-                      <td>{formatNumber(d.questions)}</td>
-                      <td>{formatNumber(d.input_tokens)}</td>
-                      <td>{formatNumber(d.output_tokens)}</td>
-                      <td>{formatNumber(d.errors)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                </>
+              }
+              corner="Day (UTC)"
+              columns={COUNT_COLUMNS}
+              rows={busyDays.map((d) => ({
+                key: d.date,
+                name: d.date,
+                cells: [d.requests, d.questions, d.input_tokens, d.output_tokens, d.errors].map(formatNumber),
+              }))}
+            />
           ) : null}
         </>
       ) : null}
@@ -280,14 +246,10 @@ export function UsagePage() {
   );
 }
 
-/** The by-key table's cells for one row of counts. */
-function KeyCountCells({ counts }: { counts: UsageCounts }) {
-  return (
-    <>
-      <td>{formatNumber(counts.requests)}</td>
-      <td>{formatNumber(counts.input_tokens)}</td>
-      <td>{formatNumber(counts.output_tokens)}</td>
-      <td>{formatNumber(counts.errors)}</td>
-    </>
-  );
+const COUNT_COLUMNS = ['Requests', 'Questions', 'Input tokens', 'Output tokens', 'Errors'].map((label) => ({ label }));
+const KEY_COLUMNS = COUNT_COLUMNS.filter((c) => c.label !== 'Questions');
+
+/** The by-key table's cells for one row of counts (KEY_COLUMNS). */
+function keyCountCells(counts: UsageCounts): string[] {
+  return [counts.requests, counts.input_tokens, counts.output_tokens, counts.errors].map(formatNumber);
 }

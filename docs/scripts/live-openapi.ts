@@ -36,7 +36,7 @@ export async function fetchLiveOpenApi(): Promise<OpenApiDocument> {
       dataDir: dir,
       authSecret: 'docs-build-secret-docs-build-secret-0000',
       publicUrl: 'http://127.0.0.1:8080',
-      mailer: { send: async () => {}, close: async () => {} },
+      mailer: { delivery: 'log', send: async () => {}, close: async () => {} },
     });
     try {
       const res = await services.app.request('/openapi.json');

@@ -281,10 +281,51 @@ export function renderCalibration(report: Report, card: string): string {
   return out.join('\n');
 }
 
+/**
+ * "What it cannot do" (brier-lite 4.1, issue 38): the kinds of question the skill model answers uniform,
+ * and every set's and CalDec site's held-out numbers, from report.json's `skill` section.
+ */
+export function renderCannotDo(report: Report): string {
+  const skill = report.skill;
+  const out = [generatedNote('docs/scripts/model-card.ts from models/brier-lite/report.json')];
+  if (!skill)
+    return [...out, '', 'This model has no measured skill table (a model before brier-lite 4.1).', ''].join('\n');
+  const rows = [...skill.sets, ...skill.caldec];
+  const informativeBelow = rows.filter((r) => r.informative < 0.5).map((r) => r.name);
+  out.push(
+    '',
+    `It answers **uniform** (\`x_abstained: true\`) on questions like these kinds, whose measured skill held out by set was below ${skill.floor}: ${skill.abstains.map((a) => `${inline(a.unit)} (${a.type})`).join(', ')}.`,
+    '',
+    `Held out by set, it abstains on most questions of: ${informativeBelow.map((n) => inline(n)).join(', ') || 'none'}.`,
+    '',
+    'Every set and CalDec site, each answered by a model fitted without it (skill, informative rate, accuracy, Brier against the uniform answer, ECE with its chance floor):',
+    '',
+    table(
+      ['set / site', 'read as', 'n', 'skill', 'informative', 'accuracy', 'Brier', 'uniform', 'ECE (floor)'],
+      rows.map((r) => [
+        inline(r.name),
+        r.family,
+        String(r.n),
+        f(r.skill, 2),
+        f(r.informative, 2),
+        f(r.accuracy),
+        f(r.brier, 4),
+        f(r.uniformBrier, 4),
+        `${f(r.ece)} (${f(r.eceFloor)})`,
+      ]),
+    ),
+    '',
+  );
+  return out.join('\n');
+}
+
 export function generateCalibration(docsDir = DOCS_DIR, modelDir = MODEL_DIR): void {
   const report = JSON.parse(fs.readFileSync(path.join(modelDir, 'report.json'), 'utf8')) as Report;
   const card = fs.readFileSync(path.join(modelDir, 'MODEL_CARD.md'), 'utf8');
-  writeFiles(docsDir, [{ file: '_generated/calibration.md', content: renderCalibration(report, card) }]);
+  writeFiles(docsDir, [
+    { file: '_generated/calibration.md', content: renderCalibration(report, card) },
+    { file: '_generated/cannot-do.md', content: renderCannotDo(report) },
+  ]);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -28,11 +28,15 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-async function run(argv: string[], env: Record<string, string> = {}) {
+async function run(argv: string[], env: Record<string, string> = {}, clock?: () => number) {
   const config = loadConfig({ BRIER_DATA_DIR: join(dir, 'data'), BRIER_THREADS: '1', ...env });
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCalibrateCommand(argv, config, { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
+  const code = await runCalibrateCommand(argv, config, {
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    ...(clock ? { clock } : {}),
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -86,6 +90,37 @@ describe('brier models calibrate', () => {
     assert.match(edited.err, /4 rows \(1 to ask the model, 3 kept from an earlier run\)/);
     const hotter = await run(['--model', other, '--set', own, '--dry-run'], { BRIER_MODEL_TEMPERATURE: '2' });
     assert.match(hotter.err, /4 rows \(4 to ask the model, 0 kept/);
+  });
+
+  test('prints a time estimate: a stated default before the model runs, then the measured rate after 3 rows', async () => {
+    const own = join(dir, 'eta.jsonl');
+    const rows = ['a', 'b'].flatMap((set) =>
+      Array.from({ length: 11 }, (_, i) => ({
+        id: `${set}/${i}`,
+        set,
+        state: `message ${set} ${i}`,
+        question: { type: 'noul', instructions: 'Is this text message spam?', criteria: null },
+        label: i % 2 === 0,
+      })),
+    );
+    writeFileSync(own, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    // A clock that moves 2 s each time it is read: 2 s a row, whatever the machine.
+    let ms = 0;
+    const clock = () => {
+      ms += 2000;
+      return ms;
+    };
+    const { code, err } = await run(['--model', model, '--set', own, '--dry-run'], {}, clock);
+    assert.equal(code, 0, err);
+    assert.match(
+      err,
+      /estimate: about 2 min at 4\.9 s a row \(a stated default: SmolLM2-135M-Instruct on one CPU thread; measured on this model after 3 rows\)/,
+    );
+    assert.match(err, /measured: 2\.00 s a row over the first 3 rows; about 38 s for the 19 left/);
+    assert.match(err, /20\/22 rows, 40 s, about 4 s left/);
+    assert.match(err, /22\/22 rows, 44 s$/);
+    const kept = await run(['--model', model, '--per-set', '2', '--sets', SETS, '--dry-run']);
+    assert.doesNotMatch(kept.err, /estimate:/, 'nothing to ask: no estimate');
   });
 
   test('the engine for that model reads the file: x_calibrated in /v1/models, before/after on the model page', async () => {

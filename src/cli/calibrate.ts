@@ -42,6 +42,23 @@ export const CALIBRATE_USAGE = `usage: npm run brier -- models calibrate [option
 export interface CalibrateIo extends CliIo {
   signal?: AbortSignal;
   now?: () => Date;
+  /** Milliseconds, for the time estimate (default performance.now). */
+  clock?: () => number;
+}
+
+/**
+ * Seconds a row takes until this model is measured: SmolLM2-135M-Instruct on one CPU thread read the
+ * 360-row shipped set in 1,776 s (DEVELOPERS.md, issue 34). A bigger model is slower, an upstream
+ * server usually faster; the estimate is replaced by a measured one after MEASURE_AFTER rows.
+ */
+export const DEFAULT_SECONDS_PER_ROW = 4.9;
+const MEASURE_AFTER = 3;
+
+/** A duration as an estimate reads: "40 s", "29 min", "2.5 h". */
+export function roughDuration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 export async function runCalibrateCommand(argv: readonly string[], config: Config, io: CalibrateIo): Promise<number> {
@@ -150,16 +167,37 @@ export async function runCalibrateCommand(argv: readonly string[], config: Confi
     }
     const asked = rows.filter((r) => !cached.has(r.id)).length;
     io.stderr(`${rows.length} rows (${asked} to ask the model, ${rows.length - asked} kept from an earlier run)`);
+    if (asked > 0) {
+      io.stderr(
+        `estimate: about ${roughDuration(asked * DEFAULT_SECONDS_PER_ROW)} at ${DEFAULT_SECONDS_PER_ROW} s a row (a stated default: SmolLM2-135M-Instruct on one CPU thread; measured on this model after ${Math.min(MEASURE_AFTER, asked)} rows)`,
+      );
+    }
     if (!values['dry-run']) mkdirSync(dir, { recursive: true });
-    const started = performance.now();
+    const clock = io.clock ?? (() => performance.now());
+    const started = clock();
+    let askedDone = 0;
+    let perRow = DEFAULT_SECONDS_PER_ROW;
     const answers = await collectRawAnswers(engine, rows, {
       signal: io.signal,
       cached,
       onAnswer: (a, done) => {
-        if (!values['dry-run'] && !cached.has(a.id))
-          appendFileSync(cachePath, `${JSON.stringify({ id: a.id, h: fingerprints.get(a.id), p: a.p })}\n`);
+        const elapsed = (clock() - started) / 1000;
+        if (!cached.has(a.id)) {
+          if (!values['dry-run'])
+            appendFileSync(cachePath, `${JSON.stringify({ id: a.id, h: fingerprints.get(a.id), p: a.p })}\n`);
+          askedDone++;
+          // Kept answers cost nothing: the rate is the asked rows' time.
+          if (askedDone >= Math.min(MEASURE_AFTER, asked)) perRow = elapsed / askedDone;
+          if (askedDone === Math.min(MEASURE_AFTER, asked) && askedDone < asked) {
+            io.stderr(
+              `measured: ${perRow.toFixed(2)} s a row over the first ${askedDone} rows; about ${roughDuration((asked - askedDone) * perRow)} for the ${asked - askedDone} left`,
+            );
+          }
+        }
         if (done % 20 === 0 || done === rows.length) {
-          io.stderr(`  ${done}/${rows.length} rows, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+          const left = asked - askedDone;
+          const eta = left > 0 ? `, about ${roughDuration(left * perRow)} left` : '';
+          io.stderr(`  ${done}/${rows.length} rows, ${elapsed.toFixed(0)} s${eta}`);
         }
       },
     });

@@ -7,7 +7,7 @@ import { createDistillStore } from '../domain/distill.ts';
 import { createDistillation } from '../domain/distill-jobs.ts';
 import { createExampleStore } from '../domain/examples.ts';
 import { createJobQueue } from '../domain/jobs.ts';
-import { counted } from '../lib/words.ts';
+import { counted } from '../lib/plural.ts';
 import { UPLOAD_LIMITS } from '../systemone/examples.ts';
 import { Question, QuestionId, type WireQuestion } from '../systemone/protocol.ts';
 import { parseStatesJsonl } from '../systemone/states.ts';

@@ -40,7 +40,7 @@ describe('brier jobs (CLI)', () => {
     assert.equal(cancelled.out[0], `${job.id} cancelled: cancelled by the account`);
     const again = await run('cancel', '--email', 'cli-jobs@example.com', '--id', job.id);
     assert.equal(again.code, 1);
-    assert.match(again.err.join('\n'), /has already ended \(cancelled\)/);
+    assert.match(again.err.join('\n'), /has already been cancelled/);
     assert.equal((await run('cancel', '--email', 'cli-jobs@example.com')).code, 2, 'no --id: usage');
   });
 });

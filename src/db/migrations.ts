@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { exampleHash } from '../lib/example-hash.ts';
 import { hashSessionToken } from '../lib/token-hash.ts';
 import type { Dialect } from './open.ts';
 
@@ -347,7 +348,23 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
-    '0013_usage_job_teacher_calls': {
+    '0013_example_content_hash': {
+      // An uploaded labelled question carries the hash of its template, state and label (issue 41), so
+      // that an upload repeated stores nothing new. Rows uploaded before get theirs here; outcomes none
+      // (a request's outcome is kept once per request and question already).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('example').addColumn('content_hash', 'text').execute();
+        const example = sql.table('example');
+        const rows = await sql<{ id: string; template_id: string; state: string; label: string }>`
+          select id, template_id, state, label from ${example} where source = 'upload'`.execute(db);
+        for (const r of rows.rows) {
+          const hash = exampleHash(r.template_id, r.state, r.label);
+          await sql`update ${example} set content_hash = ${hash} where id = ${r.id}`.execute(db);
+        }
+        await db.schema.createIndex('example_content_idx').on('example').columns(['user_id', 'content_hash']).execute();
+      },
+    },
+    '0014_usage_job_teacher_calls': {
       // Every teacher call of a distillation job is metered (issue 41): an event with its job and no key.
       async up(db: Kysely<unknown>) {
         await db.schema.alterTable('usage_event').addColumn('job_id', 'text').execute();

@@ -44,7 +44,7 @@ export interface UsageEventTable {
   /** Calls this request made to a teacher (an adapter's fallback; migration 0011). */
   teacher_calls: ColumnType<number, number | undefined, number>;
   /**
-   * A distillation job's teacher call (migration 0013): the job's id, with `key_id` empty; such an
+   * A distillation job's teacher call (migration 0014): the job's id, with `key_id` empty; such an
    * event is not a request (its `teacher_calls` is 1). Null for requests.
    */
   job_id: ColumnType<string | null, string | null | undefined, string | null>;
@@ -130,6 +130,8 @@ export interface ExampleTable {
   /** Outcomes (migration 0009): the answer served for it (canonical class order, JSON) and who served it. */
   served: ColumnType<string | null, string | null | undefined, string | null>;
   served_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Uploads (migration 0013): the hash of template, state and label (src/lib/example-hash.ts); outcomes null. */
+  content_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Ms;
 }
 

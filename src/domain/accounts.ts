@@ -32,13 +32,19 @@ export function createAccountService(db: Db) {
     };
   }
 
-  async function ensure(email: string): Promise<Account> {
-    const normalized = email.trim().toLowerCase();
+  /** The account of this email (compared trimmed and lower-cased), or null. */
+  async function byEmail(email: string): Promise<Account | null> {
     const found = await db.kysely
       .selectFrom('user')
       .select(['id', 'email'])
-      .where('email', '=', normalized)
+      .where('email', '=', email.trim().toLowerCase())
       .executeTakeFirst();
+    return found ?? null;
+  }
+
+  async function ensure(email: string): Promise<Account> {
+    const normalized = email.trim().toLowerCase();
+    const found = await byEmail(normalized);
     if (found) return found;
     const now = new Date();
     const row = {
@@ -61,7 +67,7 @@ export function createAccountService(db: Db) {
       .where('email', '=', normalized)
       .executeTakeFirstOrThrow();
   }
-  return { find, ensure };
+  return { find, byEmail, ensure };
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

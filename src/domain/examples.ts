@@ -8,6 +8,8 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { type Database, toMs } from '../db/schema.ts';
 import { fail } from '../lib/errors.ts';
+import { exampleHash } from '../lib/example-hash.ts';
+import type { ParsedRow } from '../systemone/examples.ts';
 
 /** Per-account limits (documented in docs/guide/teach-your-task.md). */
 export const EXAMPLE_LIMITS = {
@@ -29,6 +31,29 @@ export interface NewExample {
   state: string;
   /** The canonical label. */
   label: string;
+}
+
+/** What an upload stored: examples added and skipped as duplicates of earlier uploads, per template too. */
+export interface UploadOutcome {
+  added: number;
+  duplicates: number;
+  /** The account's labelled questions after the upload. */
+  total: number;
+  /** Per template id, in the upload's order. */
+  templates: Map<string, { added: number; duplicates: number }>;
+}
+
+/** The labelled questions of parsed upload rows, in row order, as the store takes them. */
+export function examplesOf(rows: readonly ParsedRow[]): NewExample[] {
+  return rows.flatMap((r) =>
+    r.questions.map((q) => ({
+      templateId: q.template.id,
+      type: q.template.type,
+      question: q.template.canonical,
+      state: r.state,
+      label: q.label,
+    })),
+  );
 }
 
 export interface TemplateSummary {
@@ -82,6 +107,15 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
   const now = options.now ?? Date.now;
 
   /**
+   * Holds the account's examples lock until `tx` ends (PostgreSQL; SQLite's one connection runs one
+   * transaction at a time). Taking it again in the same transaction is harmless.
+   */
+  async function lockAccount(tx: Transaction<Database>, userId: string): Promise<void> {
+    if (db.dialect === 'postgres')
+      await sql`select pg_advisory_xact_lock(hashtext(${`examples:${userId}`}))`.execute(tx);
+  }
+
+  /**
    * Checks the account's limits for `incoming` more examples over `templates` (ids) inside `tx`, which
    * holds the account's lock: two concurrent uploads cannot both see room for their rows.
    */
@@ -91,8 +125,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     incoming: number,
     templates: ReadonlySet<string>,
   ): Promise<{ total: number }> {
-    if (db.dialect === 'postgres')
-      await sql`select pg_advisory_xact_lock(hashtext(${`examples:${userId}`}))`.execute(tx);
+    await lockAccount(tx, userId);
     const { n } = await tx
       .selectFrom('example')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -136,13 +169,48 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
     }
   }
 
-  /** Stores uploaded examples all or nothing. Returns how many were added and the account's total after. */
-  async function add(userId: string, examples: readonly NewExample[]): Promise<{ added: number; total: number }> {
+  /**
+   * Stores uploaded examples all or nothing, less those the account already has from earlier uploads:
+   * a labelled question (template, state and label) stored n times by uploads is a duplicate in an
+   * upload the first n times it comes, so an upload repeated stores nothing, and one that repeats a
+   * row of its own stores it as often as the account has it less. Only new examples count against
+   * the limits. Returns how many were added and skipped, by template, and the account's total after.
+   */
+  async function add(userId: string, examples: readonly NewExample[]): Promise<UploadOutcome> {
     return db.kysely.transaction().execute(async (tx) => {
-      const { total } = await checkRoom(tx, userId, examples.length, new Set(examples.map((e) => e.templateId)));
-      await insertTemplates(tx, userId, examples);
+      // The account's lock first: a concurrent upload of the same rows must see these ones stored.
+      await lockAccount(tx, userId);
+      const hashed = examples.map((e) => ({ e, hash: exampleHash(e.templateId, e.state, e.label) }));
+      const stored = await tx
+        .selectFrom('example')
+        .select((eb) => ['content_hash', eb.fn.countAll<number | string>().as('n')])
+        .where('user_id', '=', userId)
+        .where('content_hash', 'is not', null)
+        .groupBy('content_hash')
+        .execute();
+      const left = new Map(stored.map((r) => [r.content_hash ?? '', Number(r.n)]));
+      const fresh: typeof hashed = [];
+      const templates = new Map<string, { added: number; duplicates: number }>();
+      for (const h of hashed) {
+        const t = templates.get(h.e.templateId) ?? { added: 0, duplicates: 0 };
+        templates.set(h.e.templateId, t);
+        const already = left.get(h.hash) ?? 0;
+        if (already > 0) {
+          left.set(h.hash, already - 1);
+          t.duplicates++;
+        } else {
+          fresh.push(h);
+          t.added++;
+        }
+      }
+      const { total } = await checkRoom(tx, userId, fresh.length, new Set(fresh.map((h) => h.e.templateId)));
+      await insertTemplates(
+        tx,
+        userId,
+        fresh.map((h) => h.e),
+      );
       const at = now();
-      const rows = examples.map((e) => ({
+      const rows = fresh.map(({ e, hash }) => ({
         id: `ex_${randomUUID().replaceAll('-', '')}`,
         user_id: userId,
         template_id: e.templateId,
@@ -151,6 +219,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
         source: 'upload' as const,
         request_id: null,
         question_id: null,
+        content_hash: hash,
         created_at: at,
       }));
       for (let i = 0; i < rows.length; i += BATCH)
@@ -158,7 +227,7 @@ export function createExampleStore(db: Db, options: ExampleStoreOptions = {}) {
           .insertInto('example')
           .values(rows.slice(i, i + BATCH))
           .execute();
-      return { added: rows.length, total: total + rows.length };
+      return { added: rows.length, duplicates: examples.length - rows.length, total: total + rows.length, templates };
     });
   }
 

@@ -184,10 +184,7 @@ for (const kind of databases()) {
         undefined,
       );
       assert.equal(stored, false);
-      await assert.rejects(
-        q.cancel(user, runningJob.id),
-        /has already ended \(cancelled\); only a queued or running job/,
-      );
+      await assert.rejects(q.cancel(user, runningJob.id), /has already been cancelled; only a queued or running job/);
       await assert.rejects(q.cancel(await account(a), runningJob.id), /no training job/);
     });
 

@@ -441,7 +441,7 @@ export function createJobQueue(db: Db, options: JobQueueOptions = {}) {
     if (Number(r.numUpdatedRows) === 0) {
       throw fail(
         'CONFLICT',
-        `training job ${id} has already ended (${job.status}); only a queued or running job can be cancelled`,
+        `training job ${id} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}; only a queued or running job can be cancelled`,
       );
     }
     return job;

@@ -3,7 +3,7 @@
  * by its request id (the response's x-request-id) and question id, becomes a labelled example of the
  * question's template. Without retention nothing of the request was kept, and the refusal says so.
  */
-import { fail } from '../lib/errors.ts';
+import { fail, invalidField } from '../lib/errors.ts';
 import { clip } from '../lib/json-bounds.ts';
 import { canonicalLabel } from '../systemone/examples.ts';
 import type { WireAnswer, WireQuestion } from '../systemone/protocol.ts';
@@ -53,7 +53,8 @@ export function createOutcomes(deps: { retention: Retention; examples: ExampleSt
       );
     }
     const label = canonicalLabel(question, outcome.label);
-    if ('error' in label) throw fail('BAD_REQUEST', `label: ${label.error}`);
+    // The same refusal as an upload's bad label (422, at the field), never a 400 (issue 41).
+    if ('error' in label) throw invalidField(['label'], 'value_error', label.error, outcome.label);
     const template = templateOf(question);
     const answers = JSON.parse(retained.answers) as Record<string, WireAnswer>;
     const answer = Object.hasOwn(answers, outcome.questionId) ? answers[outcome.questionId] : undefined;

@@ -83,7 +83,9 @@ describe('scheduler', () => {
     await assert.rejects(
       s.run(() => sleep(1)),
       (e: { code?: string; retryAfter?: number; message?: string }) =>
-        e.code === 'OVERLOADED' && (e.retryAfter ?? 0) >= 1 && /300 ms request deadline/.test(e.message ?? ''),
+        e.code === 'OVERLOADED' &&
+        (e.retryAfter ?? 0) >= 1 &&
+        /busy: 1 request is ahead, .*300 ms request deadline/.test(e.message ?? ''),
     );
     await first;
   });

@@ -1,4 +1,5 @@
 import { fail } from '../lib/errors.ts';
+import { counted } from '../lib/plural.ts';
 
 export interface SchedulerOptions {
   /** Most requests waiting or running at once; one more is refused with OVERLOADED. */
@@ -52,7 +53,7 @@ export function createScheduler(options: SchedulerOptions) {
     }
     const estimateMs = ((ahead + 1) * recentMs) / concurrency;
     if (ahead >= concurrency && estimateMs > options.timeoutMs) {
-      const why = `${ahead} requests are ahead, about ${Math.round(estimateMs)} ms of work, past the ${options.timeoutMs} ms request deadline`;
+      const why = `${counted(ahead, 'request')} ${ahead === 1 ? 'is' : 'are'} ahead, about ${Math.round(estimateMs)} ms of work, past the ${options.timeoutMs} ms request deadline`;
       return Promise.reject(overloaded(retryAfter, why));
     }
     const deadline = AbortSignal.timeout(options.timeoutMs);

@@ -1,14 +1,20 @@
 import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
-import { fromZodError } from './errors.ts';
+import { fromZodError, SOURCE_OF_TARGET } from './errors.ts';
 import type { Guards, RouteAuth } from './middleware/auth.ts';
 
-/** An OpenAPIHono whose validation failures are thrown as the one error shape (the 422 detail list). */
+/**
+ * An OpenAPIHono whose validation failures are thrown as the one error shape (the 422 detail list),
+ * `loc` starting where the value was sent: `body`, or `query` / `path` / `header` and the parameter.
+ */
 export function createOpenApiApp() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw fromZodError(result.error, 'data' in result ? result.data : undefined);
+      if (!result.success) {
+        const input = 'data' in result ? result.data : undefined;
+        throw fromZodError(result.error, input, SOURCE_OF_TARGET[result.target] ?? 'body');
+      }
     },
   });
 }

@@ -124,13 +124,43 @@ function issueType(issue: zod.ZodError['issues'][number], code: string, missing:
   return 'value_error';
 }
 
+/** Where a validated value was sent, as FastAPI's `loc` starts: the body, or a query, path or header parameter. */
+export type InputSource = 'body' | 'query' | 'path' | 'header' | 'cookie';
+
+/** The source of each of hono's validation targets. */
+export const SOURCE_OF_TARGET: Record<string, InputSource> = {
+  json: 'body',
+  form: 'body',
+  text: 'body',
+  query: 'query',
+  param: 'path',
+  header: 'header',
+  cookie: 'cookie',
+};
+
+/**
+ * The message of an issue with a parameter (always sent as text): zod's "expected number, received
+ * NaN" for a number that is not one says what was expected instead; the value sent is named.
+ */
+function parameterMessage(issue: zod.ZodError['issues'][number], msg: string, value: unknown): string {
+  const expected = issue.code === 'invalid_type' ? issue.expected : undefined;
+  const said =
+    expected === 'number' && /received NaN/.test(msg)
+      ? 'expected a number'
+      : expected === 'int' && /^Invalid input/.test(msg)
+        ? 'expected an integer'
+        : msg;
+  return typeof value === 'string' ? `${said}, got ${JSON.stringify(clip(value, 40))}` : said;
+}
+
 /**
  * Every zod issue as one entry of a 422 FastAPI-style detail list, `loc` at the field: a missing field
  * (a question without `type` included), a wrong type, an unknown question type (`union_tag_invalid`,
  * at the question's `type`), option, level and question counts (`too_short` / `too_long`). Inputs
- * are echoed bounded (boundedEcho), never whole; the message lists the first 10.
+ * are echoed bounded (boundedEcho), never whole; the message lists the first 10. A parameter's issue
+ * (`source` query, path, header) has `loc` [source, name] and a message that names the parameter.
  */
-export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
+export function fromZodError(error: zod.ZodError, input: unknown, source: InputSource = 'body'): DomainError {
   const issues: FieldIssue[] = error.issues.map((i) => {
     // A record key that fails its own schema (a question id or label too long) reports the key.
     const inner = i.code === 'invalid_key' ? i.issues[0] : undefined;
@@ -138,15 +168,21 @@ export function fromZodError(error: zod.ZodError, input: unknown): DomainError {
     const value = inner ? i.path.at(-1) : readAt(input, i.path);
     const missing = value === undefined && code !== 'custom';
     const type = issueType(i, code, missing);
-    const msg =
+    const said =
       type === 'missing'
         ? 'Field required'
         : type === 'union_tag_invalid'
           ? `unknown question type ${JSON.stringify(boundedEcho(value, 40))}; expected noul, choice or score`
           : (inner?.message ?? i.message);
-    return { type, loc: locOf(asLocPath(i.path)), msg, input: boundedEcho(value ?? null) };
+    const msg = source === 'body' || type === 'missing' ? said : parameterMessage(i, said, value);
+    const loc = locOf(asLocPath(i.path));
+    if (source !== 'body') loc[0] = source;
+    return { type, loc, msg, input: boundedEcho(value ?? null) };
   });
-  const shown = issues.slice(0, 10).map((i) => `${describePath(i.loc.slice(1))}: ${i.msg}`);
+  const shown = issues.slice(0, 10).map((i) => {
+    const where = describePath(i.loc.slice(1));
+    return `${i.loc[0] === 'body' ? where : `${i.loc[0]} parameter ${where}`}: ${i.msg}`;
+  });
   if (issues.length > 10) shown.push(`and ${issues.length - 10} more`);
   return fail('VALIDATION', shown.join('; '), { issues: issues.slice(0, 100) });
 }

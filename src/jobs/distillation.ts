@@ -10,7 +10,7 @@ import { type DistillSpec, stateHash } from '../domain/distill.ts';
 import type { Executor } from '../domain/jobs.ts';
 import type { FitTemplate } from '../engines/adapters/fit-protocol.ts';
 import type { EngineAnswer } from '../engines/engine.ts';
-import { counted } from '../lib/words.ts';
+import { counted } from '../lib/plural.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';
 import { templateLabels, toCanonical } from '../systemone/templates.ts';

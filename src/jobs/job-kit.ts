@@ -14,7 +14,7 @@ import type { DecisionEngine } from '../engines/engine.ts';
 import type { EngineHost } from '../engines/host.ts';
 import type { Teachers } from '../engines/teachers.ts';
 import { isDomainError } from '../lib/errors.ts';
-import { counted } from '../lib/words.ts';
+import { counted } from '../lib/plural.ts';
 import type { Logger } from '../observability/logger.ts';
 import { toDecisionRequest } from '../systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../systemone/protocol.ts';

@@ -7,6 +7,7 @@ import type { Mailer, MailMessage } from './mailer.ts';
  */
 export function createLogMailer(logger: Logger): Mailer {
   return {
+    delivery: 'log',
     async send(message: MailMessage) {
       // `mailLink`, not `link.token`: the redaction paths must not hide what the operator needs.
       logger.info(

@@ -5,6 +5,7 @@ import type { Mailer, MailMessage } from './mailer.ts';
 export function createSmtpMailer(url: string, from: string): Mailer {
   const transport = nodemailer.createTransport(url);
   return {
+    delivery: 'smtp',
     async send(message: MailMessage) {
       await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text });
     },

@@ -1,4 +1,5 @@
 import type { DecisionEngine } from '../engines/engine.ts';
+import { counted } from '../lib/plural.ts';
 import type { ServedAdapter } from './adapters.ts';
 import type { ModelEntry } from './protocol.ts';
 
@@ -23,11 +24,10 @@ export function describeModel(engine: DecisionEngine): ModelEntry {
 
 /** An account's adapter as its /v1/models lists it: the base model's limits, its own id. */
 export function describeAdapter(engine: DecisionEngine, adapter: ServedAdapter): ModelEntry {
-  const n = adapter.heads.size;
   return {
     name: adapter.id,
     id: adapter.id,
-    description: `This account's adapter of ${adapter.base} for ${n} question template${n === 1 ? '' : 's'}; other questions are answered by the base model (see each answer's answered_by).`,
+    description: `This account's adapter of ${adapter.base} for ${counted(adapter.heads.size, 'question template')}; other questions are answered by the base model (each answer's x_answered_by says which).`,
     release_date: new Date(adapter.createdAt).toISOString().slice(0, 10),
     context_limit: engine.limits.contextTokens,
     input_limit: engine.limits.inputTokens,

@@ -9,6 +9,7 @@ import type {
   MetricsBlock,
   ParaphraseReport,
   ReportFile,
+  SkillReport,
   TaskReport,
   ZeroShotReport,
 } from '../engines/embedded/artifacts.ts';
@@ -37,12 +38,15 @@ import {
   oneHot,
   reliability,
 } from './evaluation.ts';
+import { skillSection } from './skill-card.ts';
 import { targets, zeroShotSection } from './zero-shot-card.ts';
 
 interface CardInput {
   outDir: string;
   /** brier-lite 4's zero-shot families and the coherence suite (null: not run). */
   zeroShot: ZeroShotReport;
+  /** brier-lite 4.1: the skill model's evaluation (skill-card.ts). */
+  skill: SkillReport;
   coherence: CoherenceSummary | null;
   scored: { task: string; type: QuestionType; p: number[]; target: number; family: string }[];
   /** Held-out rows of training tasks, each fold calibrated on the other folds. */
@@ -361,6 +365,7 @@ export function writeCard(c: CardInput): ReportFile {
     }),
     '',
     '## Zero-shot families (brier-lite 4)',
+    ...skillSection(c.skill),
     ...zeroShotSection(c.zeroShot, c.coherence, goals),
     '',
     '## Paraphrase suite',
@@ -448,6 +453,7 @@ export function writeCard(c: CardInput): ReportFile {
     latency: c.latency,
     paraphrase: c.paraphrase,
     zeroShot: c.zeroShot,
+    skill: c.skill,
     coherence: c.coherence,
     targets: goals,
   };

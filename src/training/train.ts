@@ -48,6 +48,7 @@ import {
 import { type BilinearWeights, bilinearForward, combine } from '../engines/embedded/head.ts';
 import { createEmbeddedEngine, EMBEDDED_MODEL_ID } from '../engines/embedded/index.ts';
 import {
+  familiarityWeight,
   nearestTask,
   parseModel,
   polarityAnswer,
@@ -74,6 +75,7 @@ import { measureLatency } from './latency.ts';
 import { runSuite } from './paraphrase.ts';
 import { fitPolarity, POLARITY_WEIGHT, type PolarityItem } from './polarity.ts';
 import { POLARITY_LEVEL_WORDS, POLARITY_LEXICON } from './polarity-lexicon.ts';
+import { aboveUniform, skillReport } from './skill-card.ts';
 import { type Row, rowsFrom } from './stage-a.ts';
 import { foldOf, runStageASeeds, type StageAOutputs } from './stage-a-cache.ts';
 import {
@@ -85,6 +87,7 @@ import {
   leaveTasksOut,
   uniformBrier,
 } from './stage-b.ts';
+import { runStageS, skillFileOf, writeStageSItems } from './stage-s.ts';
 import type { DiskStore } from './store.ts';
 import { generateItems } from './templates.ts';
 import { zeroShotReport } from './zero-shot-card.ts';
@@ -217,7 +220,31 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const { calibration } = stageB;
   const weightsFile = weightsFileOf(stageA.final.weights, rows, polarity);
   const zeroShotFile: ZeroShotFile = { ...zeroShot.file, modelId: EMBEDDED_MODEL_ID };
-  const model = parseModel(weightsFile, calibration, zeroShotFile);
+
+  // Stage S (stage-s.ts): how far each kind of question's answer may depart from uniform, measured on
+  // every held-out answer above and fitted leave-set-out (brier-lite 4.1)
+  const stageS = runStageS({
+    examples,
+    generated,
+    zeroShot,
+    lotoHeldOut: stageB.lotoHeldOut,
+    caldec: caldec.filter((c) => caldecHalf(c.id) === 1),
+    inputsOf,
+    model: parseModel(weightsFile, calibration, zeroShotFile),
+    frameVector: (t) => store.get(t) ?? null,
+    log,
+  });
+  writeStageSItems(stageS.items);
+  const skillFile = skillFileOf(stageS.fit.model, EMBEDDED_MODEL_ID);
+  const skill = skillReport(stageS.items, stageS.fit);
+  log(
+    `stage S: above uniform + 0.005 held out: ${
+      aboveUniform(skill)
+        .map((r) => r.name)
+        .join(', ') || 'none'
+    }`,
+  );
+  const model = parseModel(weightsFile, calibration, zeroShotFile, skillFile);
 
   // evaluation with the shipped model
   const scored: { task: string; type: QuestionType; p: number[]; target: number; family: string }[] = [];
@@ -236,6 +263,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   writeFileSync(join(outDir, 'weights.json'), `${JSON.stringify(weightsFile)}\n`);
   writeFileSync(join(outDir, 'calibration.json'), `${JSON.stringify(calibration, null, 2)}\n`);
   writeFileSync(join(outDir, 'zeroshot.json'), `${JSON.stringify(zeroShotFile)}\n`);
+  writeFileSync(join(outDir, 'skill.json'), `${JSON.stringify(skillFile)}\n`);
   const golden: GoldenFile = {
     modelId: EMBEDDED_MODEL_ID,
     probabilities: goldenInputs().map((x) => predict(x, model).probabilities),
@@ -253,6 +281,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const report = writeCard({
     outDir,
     zeroShot: zeroShotReport(zeroShot),
+    skill,
     coherence,
     scored,
     seenCross: stageB.seenCross,
@@ -451,7 +480,7 @@ function fitStageB(
     polarity: { ...POLARITY_WEIGHT, gamma: 0, delta: 0, alpha: 1 },
     types: {} as CalibrationFile['types'],
   };
-  const lotoHeldOut: (HeldOut & { type: QuestionType })[] = [];
+  const lotoHeldOut: (HeldOut & { type: QuestionType; id?: string; seenWeight?: number })[] = [];
   const hindsight: (Hindsight & { type: QuestionType })[] = [];
   const blendItems: (BlendItem & { type: QuestionType })[] = [];
   /** Per blend item: its polarity item (score questions), for the polarity answer on top of the blend. */
@@ -567,7 +596,7 @@ function fitStageB(
           ? { task: h.task, k: r.k, ...r.polarity, ...(side !== 0 ? { scale: side } : {}), target: h.target }
           : null,
       );
-      lotoHeldOut.push({ ...h, type });
+      lotoHeldOut.push({ ...h, type, ...(r.id === undefined ? {} : { id: r.id }) });
     });
     const fam = (beta: number[], m: CalibrationModel, tasks?: FamilyCalibration['tasks']): FamilyCalibration => ({
       beta: beta.map((b) => Number(b.toFixed(6))),
@@ -587,7 +616,9 @@ function fitStageB(
   calibration.familiarity = fitFamiliarity(blendItems, (t) => uniformBrier(kOf.get(t) ?? 2));
   blendItems.forEach((b, i) => {
     const h = lotoHeldOut[i];
-    if (h) h.p = blend(b, calibration.familiarity);
+    if (!h) return;
+    h.p = blend(b, calibration.familiarity);
+    if (b.seen) h.seenWeight = familiarityWeight(b.seen.similarity, calibration.familiarity);
   });
   log(`familiarity blend: ${JSON.stringify(calibration.familiarity)}`);
   // the polarity answer of score questions on a polarity scale, on top: held-out sets answered by the

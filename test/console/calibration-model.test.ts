@@ -6,6 +6,7 @@ import {
   type ModelCalibration,
   worseThanUniform,
 } from '../../console/src/calibration-model.ts';
+import { parseInline } from '../../console/src/markdown.ts';
 
 const metrics = (brier: number) => ({ n: 4, accuracy: 0.5, brier, nll: 0.7, ece: 0.1, ece_floor: 0.1 });
 const row = (type: string, before: number, after: number, held: number | null): CalibrationRow => ({
@@ -50,4 +51,19 @@ test('a report row is worse than uniform by its held-out Brier where measured', 
   assert.equal(worseThanUniform(row('noul', 0.3, 0.24, 0.249)), false);
   assert.equal(worseThanUniform(row('noul', 0.3, 0.24, 0.26)), true);
   assert.equal(worseThanUniform(row('noul', 0.3, 0.26, null)), true);
+});
+
+test('the status is inline Markdown: its commands and settings are code spans, so the page shows no backticks', () => {
+  const spans = (c: ModelCalibration) =>
+    parseInline(calibrationStatus(c)).flatMap((n) => (n.kind === 'code' ? [n.text] : []));
+  assert.deepEqual(spans({ ...base, calibrated: false, mode: 'shrink', report: [] }), [
+    'npm run brier -- models calibrate',
+  ]);
+  assert.deepEqual(spans({ ...base, calibrated: false, mode: 'raw', report: [] }), ['BRIER_UNCALIBRATED=raw']);
+  for (const mode of ['fitted', 'shrink', 'raw'] as const) {
+    const text = parseInline(calibrationStatus({ ...base, calibrated: mode === 'fitted', mode, report: [] }))
+      .map((n) => ('text' in n ? n.text : ''))
+      .join('');
+    assert.ok(!text.includes('`'), text);
+  }
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  answeredBy,
+  describeAnsweredBy,
   describeTie,
   fromBody,
   fromHash,
@@ -9,6 +11,7 @@ import {
   snippets,
   toBody,
 } from '../../console/src/playground-model.ts';
+import { teacherModel } from '../../src/systemone/serve.ts';
 
 describe('playground: what an answer prefers', () => {
   test('a unique top probability is chosen', () => {
@@ -103,5 +106,26 @@ describe('playground: the model a request names (an adapter) is kept', () => {
   test('without one, the body names none (the server default)', () => {
     const { model: _, ...plain } = body;
     assert.equal('model' in toBody(fromBody(plain)), false);
+  });
+});
+
+describe('playground: who answered each question (x_answered_by)', () => {
+  const adapter = 'ft:brier-fake-3.0.0:0123456789ab';
+  test('the adapter, its teacher, or the base model; nothing when the request named no adapter', () => {
+    assert.deepEqual(answeredBy(adapter, adapter), { kind: 'adapter', id: adapter });
+    assert.deepEqual(answeredBy(teacherModel('fixture'), adapter), { kind: 'teacher', id: 'fixture' });
+    assert.deepEqual(answeredBy('brier-fake-3.0.0', adapter), { kind: 'base', id: 'brier-fake-3.0.0' });
+    assert.equal(answeredBy(undefined, 'brier-fake-3.0.0'), null);
+  });
+  test('said in words, with the reason the base model or a teacher answered', () => {
+    assert.equal(describeAnsweredBy({ kind: 'adapter', id: adapter }), `Answered by the adapter ${adapter}.`);
+    assert.equal(
+      describeAnsweredBy({ kind: 'teacher', id: 'fixture' }),
+      'Answered by teacher fixture: the adapter was less sure than its fallback threshold.',
+    );
+    assert.equal(
+      describeAnsweredBy({ kind: 'base', id: 'brier-fake-3.0.0' }),
+      'Answered by the base model brier-fake-3.0.0: no template of the adapter matches this question.',
+    );
   });
 });

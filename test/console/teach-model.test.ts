@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   csvToJsonl,
+  DECIDING,
   inCsvTerms,
   jobOutlook,
   parseCsv,
   questionOf,
   reliabilityPoints,
+  servingNote,
 } from '../../console/src/teach-model.ts';
 import { parseLabelledJsonl } from '../../src/systemone/examples.ts';
 import { makeTestApp } from '../harness.ts';
@@ -110,4 +112,39 @@ test("a job's place in the queue and the time it should still take, in words", (
   assert.equal(jobOutlook(job('running', null, 65)), 'about 65 s left');
   assert.equal(jobOutlook(job('running', null, null)), '');
   assert.equal(jobOutlook(job('succeeded', null, null)), '');
+});
+
+test('a template says what decided whether it is served, and which measures shown went the other way', () => {
+  const m = (brier: number, nll: number, accuracy: number, ece: number) => ({ brier, nll, accuracy, ece });
+  const rule = /^Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s/;
+  // served, better everywhere: the rule alone
+  const better = servingNote({ served: true, before: m(0.3, 1.1, 0.5, 0.2), after: m(0.2, 0.9, 0.7, 0.05) });
+  assert.match(better, rule);
+  assert.ok(!better.includes('worse'));
+  // served with a worse accuracy and ECE: said, with both numbers
+  assert.match(
+    servingNote({ served: true, before: m(0.3, 1.1, 0.8, 0.05), after: m(0.2, 0.9, 0.7, 0.12) }),
+    /Served with a worse accuracy 0\.700 against 0\.800, ECE 0\.120 against 0\.050\.$/,
+  );
+  // not served: the rule (its reason gives the numbers)
+  assert.match(servingNote({ served: false, before: m(0.2, 0.9, 0.7, 0.1), after: m(0.3, 1.1, 0.8, 0.05) }), rule);
+  // not fitted: nothing
+  assert.equal(servingNote({ served: false, before: null, after: null }), '');
+  // distilled: Brier and KL to the teacher decide
+  const t = (agreement: number, kl: number, ece: number, accuracy: number | null) => ({
+    agreement,
+    brier: kl / 2,
+    kl,
+    ece,
+    accuracy,
+  });
+  const distilled = servingNote({
+    served: true,
+    before: m(0.3, 1.1, 0.5, 0.2),
+    after: m(0.2, 0.9, 0.7, 0.05),
+    distill: { base: t(0.9, 0.4, 0.1, 0.8), adapter: t(0.85, 0.2, 0.1, 0.75) },
+  });
+  assert.match(distilled, /both its Brier and its KL to the teacher are lower/);
+  assert.match(distilled, /Served with a worse agreement 0\.850 against 0\.900, accuracy 0\.750 against 0\.800\.$/);
+  assert.deepEqual(DECIDING, { labelled: ['Brier', 'NLL'], distilled: ['Brier to the teacher', 'KL to the teacher'] });
 });

@@ -1,46 +1,35 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { type BrowserContext, expect, type Page, test } from '@playwright/test';
-import { type ControlPlane, startControlPlane } from '../fixtures/control-plane.ts';
+import type { ControlPlane } from '../fixtures/control-plane.ts';
 import { linkIn } from '../fixtures/smtp-sink.ts';
-import { startTeacherServer, type TeacherServer } from '../fixtures/teacher-server.ts';
+import {
+  type ConsoleServer,
+  createKey,
+  GGUF_CALIBRATION,
+  SHOTS,
+  showAsGguf,
+  signInWithIdp as signInAs,
+  startConsoleServer,
+  TEACHER_KEY,
+} from './console-fixture.ts';
 
 /**
  * The built console (dist/console) served by the real service graph on loopback: SQLite, mail over
  * SMTP to a sink, OIDC against a real provider, the deterministic fake engine.
  */
 
-const SHOTS = 'test-results/screenshots';
 const PASSWORD = 'correct horse battery';
 
+let server: ConsoleServer;
 let cp: ControlPlane;
-let teacher: TeacherServer;
-const TEACHER_KEY = 'e2e-teacher-key-0123456789abcdef';
 
 test.beforeAll(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
-  // A System One teacher on loopback for distillation (issue 34).
-  teacher = await startTeacherServer({ key: TEACHER_KEY, sharpness: 1.2 });
-  // The fake engine for speed and determinism, with the shipped model card for the model page.
-  cp = await startControlPlane('sqlite', {
-    modelCardDir: path.resolve('models', 'brier-lite'),
-    teachers: [
-      {
-        id: 'fixture',
-        kind: 'systemone',
-        target: teacher.url,
-        upstreamModel: undefined,
-        apiKey: TEACHER_KEY,
-        timeoutMs: 5000,
-        concurrency: 4,
-        retries: 2,
-      },
-    ],
-  });
+  server = await startConsoleServer();
+  cp = server.cp;
 });
 test.afterAll(async () => {
-  await cp?.close();
-  await teacher?.close();
+  await server?.close();
 });
 
 /** Records the origin of every request the page makes. */
@@ -53,7 +42,7 @@ function recordOrigins(context: BrowserContext): Set<string> {
   return origins;
 }
 
-async function signUpAndVerify(page: Page, email: string) {
+async function signUpAndVerify(page: Page, email: string): Promise<string> {
   await page.goto(`${cp.url}/console`);
   await expect(page).toHaveURL(/\/console\/sign-in$/);
   await page.getByRole('link', { name: 'Create an account' }).click();
@@ -70,26 +59,10 @@ async function signUpAndVerify(page: Page, email: string) {
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
   await expect(page.getByText(email)).toBeVisible();
+  return link;
 }
 
-/** Signs in through the test IdP (no email round trip): a fresh, verified account on the keys page. */
-async function signInWithIdp(page: Page, sub: string) {
-  cp.idp.signInAs({ sub, email: `${sub}@example.com`, email_verified: true, name: sub });
-  await page.goto(`${cp.url}/console/sign-in`);
-  await page.getByRole('button', { name: 'Sign in with Test IdP' }).click();
-  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
-}
-
-async function createKey(page: Page, name: string): Promise<string> {
-  await page.getByLabel('Key name').fill(name);
-  await page.getByRole('button', { name: 'Create key' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Your new API key' });
-  await expect(dialog).toBeVisible();
-  await expect(dialog.getByText('only time it is shown')).toBeVisible();
-  const key = await dialog.getByLabel('API key value').inputValue();
-  expect(key).toMatch(/^brier_sk_/);
-  return key;
-}
+const signInWithIdp = (page: Page, sub: string) => signInAs(page, cp, sub);
 
 const callSystemOne = (key: string) =>
   fetch(`${cp.url}/v1/systemone`, {
@@ -113,8 +86,12 @@ test('onboarding: sign up, verify and land signed in, key, playground, curl-equi
   await expect(page.getByLabel('Password')).toHaveAttribute('aria-invalid', 'true');
   await expect(page.getByText(/at least 10 characters \(this has 5\)/)).toBeVisible();
 
-  await signUpAndVerify(page, email);
+  const link = await signUpAndVerify(page, email);
   await page.screenshot({ path: `${SHOTS}/verified.png` });
+  // Opened a second time (signed in), the link lands on the keys again, saying it was already used.
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/console\/keys$/);
+  await expect(page.getByText('This verification link was already used (a link works once)')).toBeVisible();
 
   // Unverified sign-in is explained elsewhere; here: the verification link signed the account in.
   await expect(page.getByText('No keys yet')).toBeVisible();
@@ -261,6 +238,8 @@ test('resend verification, unverified sign-in explained, password reset through 
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByRole('button', { name: 'Resend the email' }).click();
   await expect(page.getByText(/a new link is on its way/)).toBeVisible();
+  // This server sends mail by SMTP: nothing about a server log.
+  await expect(page.getByTestId('link-in-log')).toHaveCount(0);
   await page.screenshot({ path: `${SHOTS}/check-email.png` });
 
   await page.goto(`${cp.url}/console/sign-in`);
@@ -269,11 +248,18 @@ test('resend verification, unverified sign-in explained, password reset through 
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await expect(page.getByText(/not verified yet/)).toBeVisible();
 
-  await page.goto(linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1)));
+  const link = linkIn(await cp.smtp.waitFor(email, /verify/i, 10_000, 1));
+  await page.goto(link);
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await expect(page.getByText('Your email is verified and you are signed in')).toBeVisible();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/console\/sign-in$/);
+  // Opened a second time (signed out): the console's page says so, not a raw JSON error.
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/console\/verified\?error=LINK_ALREADY_USED$/);
+  await expect(page.getByRole('heading', { name: 'This link was already used' })).toBeVisible();
+  await expect(page.getByText('your email is verified: a link works once')).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/link-used.png` });
 
   await page.goto(`${cp.url}/console/forgot-password`);
   await page.getByLabel('Email').fill(email);
@@ -292,6 +278,53 @@ test('resend verification, unverified sign-in explained, password reset through 
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
 
   expect([...origins]).toEqual([cp.url]);
+});
+
+test('without SMTP, the check-email and reset pages say the link is in the server log, not the inbox', async ({
+  page,
+}) => {
+  // As GET /control/v1/auth-providers answers on a server without SMTP_URL (its route test checks that).
+  await page.route('**/control/v1/auth-providers', (route) =>
+    route.fulfill({ json: { email_password: true, providers: [], mail_delivery: 'log' } }),
+  );
+  await page.goto(`${cp.url}/console/check-email?email=${encodeURIComponent('nosmtp@example.com')}`);
+  const told = page.getByTestId('link-in-log');
+  await expect(told).toContainText(
+    "the link is not in your inbox but in the server's log, on a line mail (log mailer)",
+  );
+  await expect(told.locator('code')).toHaveText(['SMTP_URL', 'mail (log mailer)', 'mailLink']);
+  await page.screenshot({ path: `${SHOTS}/check-email-no-smtp.png` });
+  await page.goto(`${cp.url}/console/forgot-password`);
+  await page.getByLabel('Email').fill('nosmtp@example.com');
+  await page.getByRole('button', { name: 'Send the reset link' }).click();
+  await expect(page.getByText(/we sent it a link/)).toBeVisible();
+  await expect(page.getByTestId('link-in-log')).toBeVisible();
+});
+
+test('a custom GGUF model page: its calibration status has no literal backticks; the report marks a set worse than uniform', async ({
+  page,
+}) => {
+  await signInWithIdp(page, 'gguf-e2e');
+  await showAsGguf(page, GGUF_CALIBRATION.shrink);
+  await page.getByRole('link', { name: 'Model', exact: true }).click();
+  const status = page.getByTestId('calibration-status');
+  await expect(status).toContainText('Not calibrated: every answer is mixed half and half with the uniform answer.');
+  await expect(status.locator('code')).toHaveText('npm run brier -- models calibrate');
+  await expect(page.getByText("This server's model ships no model card.")).toBeVisible();
+  expect(await page.getByRole('main').textContent()).not.toContain('`');
+
+  await page.unrouteAll();
+  await showAsGguf(page, GGUF_CALIBRATION.fitted);
+  await page.reload();
+  await expect(page.getByTestId('calibration-status')).toContainText(
+    'Calibrated per question type on 360 labelled rows',
+  );
+  const report = page.getByTestId('calibration-report');
+  await expect(report.getByRole('row')).toHaveCount(5);
+  await expect(report.locator('tr.worse')).toHaveCount(1);
+  await expect(report.locator('tr.worse')).toContainText('boolq');
+  expect(await page.getByRole('main').textContent()).not.toContain('`');
+  await page.screenshot({ path: `${SHOTS}/model-gguf.png`, fullPage: true });
 });
 
 test('third-party sign-in: the configured provider button lands in the console', async ({ page }) => {

@@ -109,7 +109,7 @@ export interface FuzzReport {
 
 /** Fields and limits an error message may start by naming (control-plane fields and request parts). */
 const NAMED =
-  /^([\w$-]{1,128}(\.|\[|: )|body |request body |state |model "|invalid email or password|too many |no such route|invalid or revoked API key|missing Authorization|malformed Authorization|cross-site|email not verified|\d+ of \d+ rows are invalid; nothing was stored: line \d+: )/;
+  /^([\w$-]{1,128}(\.|\[|: )|(query|path|header) parameter [\w$-]{1,128}: |body |request body |state |model "|invalid email or password|too many |no such route|invalid or revoked API key|missing Authorization|malformed Authorization|cross-site|email not verified|\d+ of \d+ rows are invalid; nothing was stored: line \d+: )/;
 
 async function send(target: FuzzTarget, request: FuzzRequest): Promise<string | Response> {
   const headers: Record<string, string> = { ...request.headers };

@@ -133,6 +133,21 @@ export interface ZeroShotFile {
   saturation: number;
 }
 
+/** skill.json (brier-lite 4.1): where each measured kind of question lies and its skill (skill.ts). */
+export interface SkillFile {
+  format: string;
+  modelId: string;
+  /** The encoder of the frames (USE-lite). */
+  encoder: string;
+  sharpness: number;
+  prior: number;
+  floor: number;
+  /** Per unit: its centroid as base64 little-endian float32 (EMBEDDING_DIM). */
+  units: { name: string; type: QuestionType; centroid: string; skill: number; weight: number }[];
+}
+
+export const SKILL_FORMAT = 'brier-lite-skill/1';
+
 /** golden.json: the model's answers to src/training/golden.ts `goldenInputs()`, in order. */
 export interface GoldenFile {
   modelId: string;
@@ -248,8 +263,46 @@ export interface ReportFile {
   zeroShot?: ZeroShotReport;
   /** brier-lite 4: the coherence suite on the trained model; null when not run. */
   coherence?: CoherenceSummary | null;
+  /** brier-lite 4.1: the skill model's evaluation, held out by set (src/training/skill-card.ts). */
+  skill?: SkillReport;
   /** brier-lite 4: issue 31's targets with their measured numbers. */
   targets?: { name: string; measured: string; met: boolean }[];
+}
+
+/** The skill model's evaluation (src/training/skill-card.ts builds it). */
+export interface SkillRow {
+  /** A set, `<set>/<kind>`, `caldec/<site>`, or `pooled <type>`. */
+  name: string;
+  type: string;
+  /** The family most of its questions read as. */
+  family: string;
+  n: number;
+  /** Held-out skill: mean over its questions. */
+  skill: number;
+  informative: number;
+  accuracy: number;
+  brier: number;
+  /** Brier before the skill model (brier-lite 4.0's way of answering, refit on these sets). */
+  brierBefore: number;
+  uniformBrier: number;
+  ece: number;
+  eceFloor: number;
+  eceBefore: number;
+  auc: number | null;
+}
+
+export interface SkillReport {
+  floor: number;
+  /** The shipped kernel's parameters. */
+  sharpness: number;
+  prior: number;
+  /** Per set (native and generated questions together), per kind of question, per CalDec site. */
+  sets: SkillRow[];
+  units: SkillRow[];
+  caldec: SkillRow[];
+  pooled: SkillRow[];
+  /** Kinds of question the shipped model answers uniform (skill below the floor): what it cannot do. */
+  abstains: { unit: string; type: string; skill: number }[];
 }
 
 /** The coherence suite's result (src/training/coherence.ts `CoherenceReport`). */
@@ -296,12 +349,15 @@ export function readArtifactFiles(dir: string): {
   weights: WeightsFile;
   calibration: CalibrationFile;
   zeroShot: ZeroShotFile | null;
+  skill: SkillFile | null;
 } {
   const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
   const calibration = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as CalibrationFile;
   const zeroShotPath = join(dir, 'zeroshot.json');
   const zeroShot = existsSync(zeroShotPath) ? (JSON.parse(readFileSync(zeroShotPath, 'utf8')) as ZeroShotFile) : null;
-  return { weights, calibration, zeroShot };
+  const skillPath = join(dir, 'skill.json');
+  const skill = existsSync(skillPath) ? (JSON.parse(readFileSync(skillPath, 'utf8')) as SkillFile) : null;
+  return { weights, calibration, zeroShot, skill };
 }
 
 /** The few numbers the console shows of one evaluation: null where report.json has no finite number. */

@@ -38,6 +38,8 @@ export interface QuestionInput {
    * where the model has no zero-shot part. `s` is null when no question of the request needed it.
    */
   mini?: { s: Float32Array | null; o: (Float32Array | null)[]; pairSim: number | null };
+  /** The question's frame embedding (texts.ts `frame`; skill.ts places the question's skill by it), or null. */
+  frame?: Float32Array | null;
 }
 
 /**
@@ -168,6 +170,7 @@ export function buildInput(
     structured: facts.structured,
     ...(polarity ? { polarity: polarityOf(q.type, stateVec, o, polarity) } : {}),
     reading: q.reading,
+    frame: get(q.frame),
     ...(mini ? { mini: { s: mini.state, o: q.options.map(getMini), pairSim: pairCosine(q.pair, getMini) } } : {}),
   };
 }

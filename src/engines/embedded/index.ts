@@ -22,6 +22,7 @@ import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder } from './pool.ts';
+import { skillOf } from './skill.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
@@ -196,8 +197,21 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       });
       aborted.catch(() => {});
       const mini = miniEmbedder;
+      // brier-lite 4.1: a question whose kind has no measured skill is answered uniform, so the second
+      // encoder reads nothing for it (its frame is a short text, usually cached: asked first)
+      const skill = m.skill;
+      const read = skill
+        ? await Promise.race([
+            e
+              .embedMany(rt.questions.map((q) => q.frame).filter((f) => f !== ''))
+              .then((frames) =>
+                rt.questions.map((q) => skillOf(skill, q.type, frames.get(q.frame) ?? null) >= skill.floor),
+              ),
+            aborted,
+          ])
+        : undefined;
       const [vectors, miniVectors] = await Promise.race([
-        Promise.all([e.embedMany(textsToEmbed(rt)), mini ? mini.embedMany(miniTexts(rt)) : null]),
+        Promise.all([e.embedMany(textsToEmbed(rt)), mini ? mini.embedMany(miniTexts(rt, read)) : null]),
         aborted,
       ]);
       signal.throwIfAborted();

@@ -14,6 +14,8 @@ import {
   type PoolFile,
   readArtifactFiles,
   type SignalMapFile,
+  SKILL_FORMAT,
+  type SkillFile,
   WEIGHTS_FORMAT,
   type WeightsFile,
   ZEROSHOT_FORMAT,
@@ -34,6 +36,7 @@ import {
 import { type BilinearWeights, bilinearForward, combine, type LowRank } from './head.ts';
 import { MINILM_DIM } from './minilm.ts';
 import { EMBEDDING_DIM } from './pool.ts';
+import { type SkillModel, skillOf, withSkill } from './skill.ts';
 import {
   knownSignals,
   type ReferencePool,
@@ -59,6 +62,8 @@ export interface Model {
   window: number;
   /** brier-lite 4's zero-shot families (zeroshot.json); null for earlier artifacts, which answer as they did. */
   zeroShot: ZeroShotModel | null;
+  /** brier-lite 4.1's skill model (skill.json); null for earlier artifacts, whose answers are not gated. */
+  skill: SkillModel | null;
 }
 
 function parsePool(p: PoolFile, dim: number, what: string): ReferencePool {
@@ -111,6 +116,7 @@ export function parseModel(
   weights: WeightsFile,
   calibration: CalibrationFile,
   zeroShot: ZeroShotFile | null = null,
+  skill: SkillFile | null = null,
 ): Model {
   if (weights.format !== WEIGHTS_FORMAT) throw new Error(`model: unknown weights format ${weights.format}`);
   if (calibration.format !== CALIBRATION_FORMAT)
@@ -190,12 +196,32 @@ export function parseModel(
     })),
     calibration,
     zeroShot: zeroShot ? parseZeroShot(zeroShot) : null,
+    skill: skill ? parseSkill(skill, weights.modelId) : null,
+  };
+}
+
+/** skill.json, checked: known format, the model's id, finite parameters, unit vectors of the encoder's size. */
+export function parseSkill(file: SkillFile, modelId: string): SkillModel {
+  if (file.format !== SKILL_FORMAT) throw new Error(`model: unknown skill format ${file.format}`);
+  if (file.modelId !== modelId) throw new Error(`model: skill.json is for ${file.modelId}, not ${modelId}`);
+  const finite = (v: number, min: number) => Number.isFinite(v) && v >= min;
+  if (!(finite(file.sharpness, 0) && finite(file.prior, 0) && finite(file.floor, 0) && file.floor <= 1))
+    throw new Error('model: skill parameters malformed');
+  return {
+    sharpness: file.sharpness,
+    prior: file.prior,
+    floor: file.floor,
+    units: file.units.map((u) => {
+      if (!(finite(u.skill, 0) && u.skill <= 1 && finite(u.weight, 0)) || !['noul', 'choice', 'score'].includes(u.type))
+        throw new Error(`model: skill unit ${u.name} malformed`);
+      return { ...u, centroid: decodeFloats(u.centroid, EMBEDDING_DIM, `skill ${u.name}`) };
+    }),
   };
 }
 
 export function loadModel(dir: string): Model {
-  const { weights, calibration, zeroShot } = readArtifactFiles(dir);
-  return parseModel(weights, calibration, zeroShot);
+  const { weights, calibration, zeroShot, skill } = readArtifactFiles(dir);
+  return parseModel(weights, calibration, zeroShot, skill);
 }
 
 /**
@@ -264,6 +290,16 @@ export function polarityAnswer(state: number, sign: number, k: number, c: Polari
  * blended again with the polarity answer by the polarity weight.
  */
 export function predict(x: QuestionInput, model: Model): Prediction {
+  const answer = predictUngated(x, model);
+  if (!model.skill) return answer;
+  // a training task asked as in training keeps its in-distribution answer: the skill model measures
+  // answers to kinds of question the model was not fitted on
+  const s = Math.max(answer.seenWeight, skillOf(model.skill, x.type, x.frame ?? null));
+  return { ...answer, probabilities: withSkill(answer.probabilities, s, model.skill.floor) };
+}
+
+/** The answer before the skill model (brier-lite 4.0's whole answer; training measures skill on it). */
+export function predictUngated(x: QuestionInput, model: Model): Prediction {
   const base = predictBase(x, model, model.zeroShot ? zeroShotOf(x, model.zeroShot) : null);
   const negated = model.zeroShot !== null && x.type === 'noul' && x.reading?.negated === true;
   if (negated) return { ...base, probabilities: [base.probabilities[1] ?? 0.5, base.probabilities[0] ?? 0.5] };

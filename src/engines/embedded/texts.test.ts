@@ -91,7 +91,18 @@ describe('option texts', () => {
     assert.deepEqual(rt.questions[1]?.options, ['bad', 'good']);
     assert.deepEqual(
       new Set(textsToEmbed(rt)),
-      new Set(['s', 'Intent?', 'book flight', 'Sci/Tech: science', 'How good?', 'bad', 'good']),
+      new Set([
+        's',
+        'Intent?',
+        'book flight',
+        'Sci/Tech: science',
+        'How good?',
+        'bad',
+        'good',
+        // the frames the skill model places each question by (skill.ts)
+        'Intent?\nbook flight, Sci/Tech',
+        'How good?\nbad / good',
+      ]),
     );
   });
 });

@@ -1,6 +1,7 @@
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { flattenState } from './flatten.ts';
 import { type QuestionReading, readQuestion } from './reading.ts';
+import { frameText } from './skill.ts';
 
 /**
  * What the embedded engine encodes for one request. Every string here is embedded once (the
@@ -23,6 +24,8 @@ export interface QuestionTexts {
   pair: [string, string] | null;
   /** How the question reads (reading.ts): family, side, negation. */
   reading: QuestionReading;
+  /** What kind of question it is, in words (skill.ts `frameText`): where brier-lite 4.1 places its skill. */
+  frame: string;
 }
 
 export interface RequestTexts {
@@ -104,7 +107,9 @@ export function questionTexts(
   } else {
     options = question.options.map((o) => o.description?.trim() || null);
   }
-  return { type: question.type, instruction, options, pair, reading };
+  // a negated question is of the kind its plain wording is (its answer is the complement of the plain one)
+  const frame = frameText(question.type, instruction, question.options);
+  return { type: question.type, instruction, options, pair, reading, frame };
 }
 
 /**
@@ -129,6 +134,7 @@ export function textsToEmbed(rt: RequestTexts): string[] {
   if (rt.state) out.add(rt.state);
   for (const q of rt.questions) {
     if (q.instruction) out.add(q.instruction);
+    if (q.frame) out.add(q.frame);
     for (const o of q.options) if (o) out.add(o);
     if (q.pair) {
       out.add(q.pair[0]);
@@ -143,11 +149,13 @@ export function textsToEmbed(rt: RequestTexts): string[] {
  * The texts the second encoder (MiniLM, brier-lite 4) embeds: what the zero-shot families read
  * (zero-shot.ts). A yes/no topic or spam question's plain `true` text; a topic or polarity choice's
  * options; the two parts of a pair; and the state when any of these needs it. Empty when no question
- * needs it (the request costs no second encoding).
+ * needs it (the request costs no second encoding). `read`: per question, whether its answer is read at
+ * all (brier-lite 4.1: a question without measured skill is answered uniform, whatever the encoders say).
  */
-export function miniTexts(rt: RequestTexts): string[] {
+export function miniTexts(rt: RequestTexts, read?: readonly boolean[]): string[] {
   const out = new Set<string>();
-  for (const q of rt.questions) {
+  for (const [i, q] of rt.questions.entries()) {
+    if (read && !read[i]) continue;
     const f = q.reading.family;
     if (q.type === 'noul' && (f === 'topic' || f === 'spam') && q.options[1]) out.add(q.options[1]);
     if (q.type === 'choice' && (f === 'topic' || f === 'polarity')) for (const o of q.options) if (o) out.add(o);

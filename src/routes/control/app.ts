@@ -19,7 +19,7 @@ import type { TeachDeps } from '../teach.ts';
 import { registerAccount } from './account/route.ts';
 import { registerAdapters } from './adapters/route.ts';
 import { registerAuth } from './auth/route.ts';
-import { registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
+import { type MailDelivery, registerAuthProviders, type SignInProvider } from './auth-providers/route.ts';
 import { registerCalibration } from './calibration/route.ts';
 import { registerDistillationJobs } from './distillation-jobs/route.ts';
 import { registerExamples } from './examples/route.ts';
@@ -54,6 +54,8 @@ export interface ControlAppDeps extends Omit<ApiOptions, 'bodyLimit'> {
   siteOrigin: string | undefined;
   /** Third-party sign-in providers, as the console's sign-in page offers them. */
   providers?: SignInProvider[] | undefined;
+  /** Where verification and reset links go (the mailer's), as the console's check-email page says. */
+  mailDelivery: MailDelivery;
   /** Folder with MODEL_CARD.md and report.json of the served model, if it has one. */
   modelCardDir?: string | undefined;
   /** Labelled examples, outcomes, training jobs and adapters (absent: those routes are not served). */
@@ -81,7 +83,7 @@ export function createControlApp(deps: ControlAppDeps) {
     maxBodyBytes: deps.maxBodyBytes,
   });
   registerKeys(api, deps.keys, deps.teach?.retention);
-  registerAuthProviders(api, deps.providers ?? []);
+  registerAuthProviders(api, deps.providers ?? [], deps.mailDelivery);
   registerPlayground(api, { systemOne: deps.systemOne, usage: deps.usage });
   registerConsoleModel(api, { engine: deps.engine, modelCardDir: deps.modelCardDir });
   registerUsage(api, { usage: deps.usage, reporter: deps.reporter });

@@ -9,7 +9,7 @@ describe('GET /control/v1/auth-providers 200', () => {
       const res = await t.req('/control/v1/auth-providers', { headers: { authorization: '' } });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('cache-control'), 'no-cache');
-      assert.deepEqual(await res.json(), { email_password: true, providers: [] });
+      assert.deepEqual(await res.json(), { email_password: true, providers: [], mail_delivery: 'smtp' });
     } finally {
       await t.close();
     }
@@ -28,10 +28,26 @@ describe('GET /control/v1/auth-providers 200', () => {
           { id: 'github', name: 'GitHub' },
           { id: 'google', name: 'Google' },
         ],
+        mail_delivery: 'smtp',
       });
       assert.ok(!text.includes('client-secret-456'));
     } finally {
       await t.close();
+    }
+  });
+
+  test('says where verification links go: by email with SMTP_URL, to the server log without it', async () => {
+    for (const [options, expected] of [
+      [{ mailer: undefined, smtpUrl: undefined }, 'log'],
+      [{ mailer: undefined, smtpUrl: 'smtp://127.0.0.1:2525' }, 'smtp'],
+    ] as const) {
+      const t = await makeTestApp(options);
+      try {
+        const res = await t.req('/control/v1/auth-providers', { headers: { authorization: '' } });
+        assert.equal((await res.json()).mail_delivery, expected, JSON.stringify(options));
+      } finally {
+        await t.close();
+      }
     }
   });
 });

@@ -14,8 +14,15 @@ export const AuthProviders = z
     providers: z.array(z.object({ id: z.string(), name: z.string() })).openapi({
       description: 'Third-party sign-in providers configured on this server.',
     }),
+    mail_delivery: z.enum(['smtp', 'log']).openapi({
+      description:
+        'Where verification and password-reset links go: smtp, by email to the address; log, nowhere but the server log (no SMTP_URL is set), as a "mail (log mailer)" line with the link for the operator.',
+    }),
   })
   .openapi('AuthProviders');
+
+/** Where emailed links go, as the mailer delivers them (src/mail/mailer.ts; routes do not import mail). */
+export type MailDelivery = z.infer<typeof AuthProviders>['mail_delivery'];
 
 export const authProvidersRoute = defineRoute({
   auth: 'none',
@@ -28,7 +35,11 @@ export const authProvidersRoute = defineRoute({
   },
 });
 
-export function registerAuthProviders(api: Api, providers: SignInProvider[]): void {
-  const body = { email_password: true, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+export function registerAuthProviders(api: Api, providers: SignInProvider[], mailDelivery: MailDelivery): void {
+  const body = {
+    email_password: true,
+    providers: providers.map((p) => ({ id: p.id, name: p.name })),
+    mail_delivery: mailDelivery,
+  };
   api.openapi(authProvidersRoute, (c) => c.json(body, 200, { 'cache-control': 'no-cache' }));
 }

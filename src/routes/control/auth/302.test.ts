@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createAppClient } from '../../../../test/fixtures/app-client.ts';
 import { CONSOLE_FILES, tempSite } from '../../../../test/fixtures/static-sites.ts';
 import { makeTestApp, type TestApp } from '../../../../test/harness.ts';
+import { LINK_ALREADY_USED } from './route.ts';
 
 describe('/control/v1/auth 302 (where a verification link lands)', () => {
   const site = tempSite('brier-console-', CONSOLE_FILES);
@@ -54,5 +55,21 @@ describe('/control/v1/auth 302 (where a verification link lands)', () => {
     const { location, landed } = await open(client, linkFor('kept@example.com'));
     assert.equal(location.pathname, '/console/verified');
     assert.equal(landed.status, 200);
+  });
+
+  test('a used link opened again in a browser lands on the console page that says so; an API client still gets the 400', async () => {
+    const client = createAppClient(t.app, '192.0.2.42');
+    await client.request('/control/v1/auth/sign-up/email', { body: { email: 'twice@example.com', password } });
+    const link = linkFor('twice@example.com');
+    const first = await open(client, link);
+    assert.equal(first.location.pathname, '/console/verified');
+    assert.equal(first.location.searchParams.get('error'), null);
+    const again = await open(client, link);
+    assert.equal(`${again.location.pathname}${again.location.search}`, `/console/verified?error=${LINK_ALREADY_USED}`);
+    assert.equal(again.landed.status, 200);
+    assert.equal(await again.landed.text(), CONSOLE_FILES['index.html']);
+    const api = await client.request(link, { headers: { accept: 'application/json' } });
+    assert.equal(api.status, 400);
+    assert.match((await api.json()).message, /already used/);
   });
 });

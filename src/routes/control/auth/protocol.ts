@@ -81,13 +81,16 @@ export function registerAuthDocs(app: OpenAPIHono<AppEnv>): void {
     tags,
     summary: 'Verify the email (the link in the verification email)',
     description:
-      'Single use; expires after 24 hours. Redirects to the callbackURL of the sign-up (default /console/verified: the console, signed in).',
+      'Single use; expires after 24 hours. Redirects to the callbackURL of the sign-up (default /console/verified: the console, signed in); an invalid or expired link to the callbackURL with `?error=`. A link opened a second time answers 400, or, opened in a browser (`accept: text/html`), redirects to /console/verified?error=LINK_ALREADY_USED.',
     request: {
       query: z.object({ token: z.string(), callbackURL: z.string().optional() }),
     },
     responses: {
       200: json(Status.passthrough(), 'Verified'),
-      302: { description: 'Verified; redirect to callbackURL' },
+      302: {
+        description:
+          'Verified, or the link is invalid: redirect to callbackURL; a used link opened in a browser: redirect to /console/verified?error=LINK_ALREADY_USED',
+      },
       ...errorResponses(400, 401, 429),
     },
   });

@@ -118,6 +118,9 @@ export interface AuthRouteDeps {
   maxBodyBytes: number;
 }
 
+/** The `error` a used verification link opened in a browser lands on the console's verified page with. */
+export const LINK_ALREADY_USED = 'LINK_ALREADY_USED';
+
 /** OAuth providers post their answer back as a form. */
 const acceptsForm = (path: string) =>
   path.startsWith(`${AUTH_BASE_PATH}/callback/`) || path.startsWith(`${AUTH_BASE_PATH}/oauth2/callback/`);
@@ -173,6 +176,11 @@ export function registerAuth(api: Api, deps: AuthRouteDeps): void {
     } else if (c.req.method === 'GET' && sub === '/verify-email') {
       verifyToken = c.req.query('token') ?? '';
       if (await usedLinks.isUsed(verifyToken)) {
+        // A browser opening the link again lands on the console's page that says so, as an invalid
+        // link does (better-auth sends that one to the callbackURL with ?error=); an API client gets the 400.
+        if (/\btext\/html\b/i.test(c.req.header('accept') ?? '')) {
+          return c.redirect(`${VERIFIED_PATH}?error=${LINK_ALREADY_USED}`, 302);
+        }
         throw fail('BAD_REQUEST', 'this verification link was already used; sign in, or ask for a new link');
       }
     }

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { integerQuery } from '../../../http/params.ts';
 import { ReliabilityBin } from '../training-jobs/protocol.ts';
 
 const Metrics = z
@@ -48,11 +49,9 @@ export const CalibrationReport = z
   .openapi('CalibrationReport');
 
 export const CalibrationQuery = z.object({
-  days: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(366)
-    .default(90)
-    .openapi({ param: { name: 'days', in: 'query' }, example: 90 }),
+  days: integerQuery(
+    'days',
+    { min: 1, max: 366, fallback: 90 },
+    'Window of outcomes in UTC days (1 to 366, default 90)',
+  ),
 });

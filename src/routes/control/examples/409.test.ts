@@ -13,9 +13,10 @@ for (const kind of databases()) {
     after(() => t.close());
 
     test('an upload that would pass the account limit stores nothing and names the limit', async () => {
-      const six = jsonl(Array.from({ length: 6 }, (_, i) => row(`s${i}`, { q: REFUND }, { q: i % 2 === 0 })));
-      assert.equal((await upload(t, six)).status, 201);
-      const res = await upload(t, six);
+      const six = (from: number) =>
+        jsonl(Array.from({ length: 6 }, (_, i) => row(`s${from + i}`, { q: REFUND }, { q: i % 2 === 0 })));
+      assert.equal((await upload(t, six(0))).status, 201);
+      const res = await upload(t, six(6));
       assert.equal(res.status, 409);
       assert.match(
         (await res.json()).message,
@@ -34,8 +35,8 @@ for (const kind of databases()) {
 
     test('ten concurrent uploads never store past the limit together', async () => {
       const other = await t.keys.create((await t.accounts.ensure('many@example.com')).id, 'k');
-      const one = jsonl([row('x', { q: REFUND }, { q: true })]);
-      const results = await Promise.all(Array.from({ length: 14 }, () => upload(t, one, other.key)));
+      const one = (i: number) => jsonl([row(`x${i}`, { q: REFUND }, { q: true })]);
+      const results = await Promise.all(Array.from({ length: 14 }, (_, i) => upload(t, one(i), other.key)));
       assert.deepEqual(results.map((r) => r.status).sort(), [...Array(10).fill(201), ...Array(4).fill(409)]);
     });
   });

@@ -122,4 +122,12 @@ describe('POST /control/v1/examples 422 (row by row, nothing stored)', () => {
     assert.equal(json.detail[0].type, 'json_invalid');
     assert.match(json.message, /not UTF-8/);
   });
+
+  test('a template id past 100 characters in DELETE /examples/{id} is named as the path parameter id', async () => {
+    const res = await t.req(`/control/v1/examples/${'t'.repeat(101)}`, { method: 'DELETE' });
+    assert.equal(res.status, 422);
+    const json = await res.json();
+    assert.deepEqual(json.detail[0].loc, ['path', 'id']);
+    assert.match(json.message, /^path parameter id: .*100 characters, got "t{40}…"$/);
+  });
 });

@@ -11,9 +11,15 @@ export const ExampleUpload = z.string().openapi({
 export const UploadResult = z
   .object({
     added: z.number().int().openapi({ description: 'Labelled questions stored by this upload.' }),
+    duplicates: z.number().int().openapi({
+      description:
+        'Labelled questions of this upload not stored because earlier uploads stored the same template, state and label (as many times as they did).',
+    }),
     rows: z.number().int(),
     total: z.number().int().openapi({ description: "The account's labelled questions after the upload." }),
-    templates: z.array(z.object({ id: z.string(), type: z.string(), added: z.number().int() })),
+    templates: z.array(
+      z.object({ id: z.string(), type: z.string(), added: z.number().int(), duplicates: z.number().int() }),
+    ),
   })
   .openapi('ExampleUploadResult');
 

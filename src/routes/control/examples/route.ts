@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { ExampleStore, TemplateSummary } from '../../../domain/examples.ts';
+import { type ExampleStore, examplesOf, type TemplateSummary } from '../../../domain/examples.ts';
 import { type Api, defineRoute } from '../../../http/api.ts';
 import type { AppEnv } from '../../../http/env.ts';
 import { errorResponses } from '../../../http/errors.ts';
@@ -15,7 +15,7 @@ export const uploadExamplesRoute = defineRoute({
   tags: ['Adapters'],
   summary: 'Upload labelled examples (JSON Lines)',
   description:
-    "Each line a LabelledExample: a state, its questions in System One form and the true label of each. Validated row by row; one invalid row (or the account over its limits) stores nothing. With a bearer key the examples go to the key's account.",
+    "Each line a LabelledExample: a state, its questions in System One form and the true label of each. Validated row by row; one invalid row (or the account over its limits) stores nothing. A labelled question (template, state and label) that earlier uploads already stored is not stored again: the same file uploaded twice stores nothing the second time, and `duplicates` counts what was skipped (safe to retry). With a bearer key the examples go to the key's account.",
   request: {
     body: {
       required: true,
@@ -81,23 +81,14 @@ export function registerExamples(api: Api, examples: ExampleStore): void {
   api.openapi(uploadExamplesRoute, async (c) => {
     const userId = accountOf(c);
     const rows = parseLabelledJsonl(await c.req.text());
-    const added = new Map<string, { id: string; type: string; added: number }>();
-    const list = rows.flatMap((r) =>
-      r.questions.map((q) => {
-        const t = added.get(q.template.id) ?? { id: q.template.id, type: q.template.type, added: 0 };
-        t.added++;
-        added.set(q.template.id, t);
-        return {
-          templateId: q.template.id,
-          type: q.template.type,
-          question: q.template.canonical,
-          state: r.state,
-          label: q.label,
-        };
-      }),
-    );
+    const list = examplesOf(rows);
     const stored = await examples.add(userId, list);
-    return c.json({ added: stored.added, rows: rows.length, total: stored.total, templates: [...added.values()] }, 201);
+    const types = new Map(list.map((e) => [e.templateId, e.type]));
+    const templates = [...stored.templates].map(([id, t]) => ({ id, type: types.get(id) ?? '', ...t }));
+    return c.json(
+      { added: stored.added, duplicates: stored.duplicates, rows: rows.length, total: stored.total, templates },
+      201,
+    );
   });
   api.openapi(listExamplesRoute, async (c) => {
     const { total, templates } = await examples.summary(accountOf(c));

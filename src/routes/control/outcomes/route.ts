@@ -11,7 +11,7 @@ export const outcomeRoute = defineRoute({
   tags: ['Adapters'],
   summary: 'Record the observed outcome of a past decision',
   description:
-    "Labels one question of a retained request (by the response's x-request-id and the question id) with what turned out true; it becomes a labelled example of the question's template. Posting again for the same request and question corrects it (200). Needs request retention on when the request was made: otherwise 409 retention_off.",
+    "Labels one question of a retained request (by the response's x-request-id and the question id) with what turned out true; it becomes a labelled example of the question's template. Posting again for the same request and question corrects it (200). Needs request retention on when the request was made: otherwise 409 retention_off. A label the question does not have is a 422 at `label`, as in an upload of labelled examples.",
   request: { body: { required: true, content: { 'application/json': { schema: OutcomeRequest } } } },
   responses: {
     201: { description: 'Stored as a labelled example', content: { 'application/json': { schema: RecordedOutcome } } },
@@ -19,7 +19,7 @@ export const outcomeRoute = defineRoute({
       description: 'An earlier outcome was corrected',
       content: { 'application/json': { schema: RecordedOutcome } },
     },
-    ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+    ...errorResponses(401, 403, 404, 409, 413, 415, 422),
   },
 });
 

@@ -1,18 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS } from '../../../domain/usage-report.ts';
+import { integerQuery } from '../../../http/params.ts';
 
 export const UsageQuery = z.object({
-  days: z.coerce
-    .number<string>()
-    .int()
-    .min(1)
-    .max(USAGE_MAX_DAYS)
-    .default(USAGE_DEFAULT_DAYS)
-    .openapi({
-      param: { name: 'days', in: 'query' },
-      description: `Window in UTC days, today included (1 to ${USAGE_MAX_DAYS}, default ${USAGE_DEFAULT_DAYS})`,
-      example: 30,
-    }),
+  days: integerQuery(
+    'days',
+    { min: 1, max: USAGE_MAX_DAYS, fallback: USAGE_DEFAULT_DAYS },
+    `Window in UTC days, today included (1 to ${USAGE_MAX_DAYS}, default ${USAGE_DEFAULT_DAYS})`,
+  ),
 });
 
 const Counts = {

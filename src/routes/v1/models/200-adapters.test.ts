@@ -21,7 +21,9 @@ describe('GET /v1/models 200 with adapters', () => {
       ['brier-fake-3.0.0', id],
     );
     assert.equal(mine[1].context_limit, mine[0].context_limit);
-    assert.match(mine[1].description, /adapter of brier-fake-3\.0\.0 for 1 question template/);
+    assert.match(mine[1].description, /adapter of brier-fake-3\.0\.0 for 1 question template;/);
+    // The extension that says which model answered is x_answered_by (answered_by is its pre-0.2.0 name).
+    assert.match(mine[1].description, /each answer's x_answered_by says which/);
     const theirs = (await (await t.req('/v1/models', { headers: { authorization: `Bearer ${otherKey.key}` } })).json())
       .models;
     assert.equal(theirs.length, 2);

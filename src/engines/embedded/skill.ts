@@ -1,0 +1,98 @@
+/**
+ * How far brier-lite's answer to a question may depart from the uniform answer (brier-lite 4.1, issue
+ * 38): its skill, measured before it is used.
+ *
+ * The family maps and the head answer every question they can read; whether that answer carries
+ * information for a kind of question is a fact about the data, not about the question's words. Stage S
+ * of training (src/training/skill-fit.ts) measures it on every labelled set and CalDec site, each a
+ * unit of question kind: the share s* in [0, 1] of its held-out answer's departure from uniform that
+ * minimizes its Brier score (0: the answer tells nothing or points the wrong way; 1: as answered).
+ *
+ * A question is placed among those units by its frame (frameText: its instructions with quoted content
+ * masked, and its options' names or levels), embedded by USE-lite: its skill is a kernel average of the
+ * units' s* (same question type only), pulled toward 0 by a prior weight, so that a question like none
+ * the model was measured on gets the uniform answer. The answer served is
+ * p = s p_model + (1 - s) / k, and exactly uniform (x_abstained) below `floor`.
+ */
+import type { QuestionType } from './features.ts';
+
+/** One measured unit: a source set's kind of question (or a CalDec site), where its frames lie. */
+export interface SkillUnit {
+  name: string;
+  type: QuestionType;
+  /** The unit's mean frame embedding, unit length. */
+  centroid: Float32Array;
+  /** s*: the Brier-optimal share of the departure from uniform, in [0, 1]. */
+  skill: number;
+  /** How much the unit counts (its rows, capped). */
+  weight: number;
+}
+
+export interface SkillModel {
+  /** Kernel sharpness: a unit at cosine c weighs exp(sharpness (c - 1)). */
+  sharpness: number;
+  /** The weight of the prior belief "no skill" (s = 0) beside the units'. */
+  prior: number;
+  /** Below this skill the answer is the uniform answer (abstained). */
+  floor: number;
+  units: SkillUnit[];
+}
+
+/**
+ * Masks quoted content ("...", “...”, and parenthesized descriptions): what a question asks about is not
+ * what kind of question it is ("Does this sentence answer the question "Who won?"?").
+ */
+const QUOTED = /["“][^"”]*["”]|\([^()]*\)/g;
+
+/** At most this many option names or level texts in a frame (a 151-intent choice is still a choice of intents). */
+export const FRAME_OPTIONS = 12;
+
+/** The words that say what kind of question this is: the instructions (quotes masked) and the options' names. */
+export function frameText(
+  type: QuestionType,
+  instructions: string | null,
+  options: readonly { label: string; description: string | null }[],
+): string {
+  const own = (instructions ?? '').replace(QUOTED, '"…"').replace(/\s+/g, ' ').trim();
+  let tail = '';
+  if (type === 'choice')
+    tail = options
+      .slice(0, FRAME_OPTIONS)
+      .map((o) => o.label.replace(/_+/g, ' ').trim())
+      .join(', ');
+  else if (type === 'score')
+    tail = options
+      .slice(0, FRAME_OPTIONS)
+      .map((o, i) => o.description?.trim() || String(i))
+      .join(' / ');
+  else tail = options[1]?.description?.trim() ?? '';
+  return tail ? `${own}\n${tail}` : own;
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
+  return s;
+}
+
+/** A question's skill from its frame embedding (null: no words to place it by, skill 0). */
+export function skillOf(model: SkillModel, type: QuestionType, frame: ArrayLike<number> | null): number {
+  if (!frame) return 0;
+  let num = 0;
+  let den = model.prior;
+  for (const u of model.units) {
+    if (u.type !== type) continue;
+    const w = u.weight * Math.exp(model.sharpness * (dot(frame, u.centroid) - 1));
+    num += w * u.skill;
+    den += w;
+  }
+  return den > 0 ? num / den : 0;
+}
+
+/** The answer with skill s: s of its departure from uniform kept; uniform below the floor. */
+export function withSkill(p: readonly number[], s: number, floor: number): number[] {
+  const k = p.length;
+  if (s < floor) return p.map(() => 1 / k);
+  const keep = Math.min(1, s);
+  return p.map((v) => keep * v + (1 - keep) / k);
+}
