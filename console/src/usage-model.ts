@@ -1,8 +1,8 @@
 import type { UsageDay } from './api.ts';
 
-/** The days of a usage window that had any traffic (a request or an error), newest first. */
+/** The days of a usage window that had any traffic (a request, an error or a teacher call), newest first. */
 export function daysWithTraffic(daily: readonly UsageDay[]): UsageDay[] {
-  return daily.filter((d) => d.requests > 0 || d.errors > 0).reverse();
+  return daily.filter((d) => d.requests > 0 || d.errors > 0 || d.teacher_calls > 0).reverse();
 }
 
 /**

@@ -123,7 +123,7 @@ export function UsagePage() {
   const busyDays = daysWithTraffic(daily);
   const keyTotals = report?.keys.reduce(
     (acc, k) => subtract(acc, k.totals),
-    report?.totals ?? { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0 },
+    report?.totals ?? { requests: 0, input_tokens: 0, output_tokens: 0, questions: 0, errors: 0, teacher_calls: 0 },
   );
 
   return (
@@ -174,6 +174,10 @@ export function UsagePage() {
             <div>
               <dt>Errors</dt>
               <dd>{formatNumber(totals.errors)}</dd>
+            </div>
+            <div>
+              <dt>Teacher calls</dt>
+              <dd data-testid="total-teacher-calls">{formatNumber(totals.teacher_calls)}</dd>
             </div>
           </dl>
           {busyDays.length === 0 ? (
@@ -236,7 +240,30 @@ export function UsagePage() {
               rows={busyDays.map((d) => ({
                 key: d.date,
                 name: d.date,
-                cells: [d.requests, d.questions, d.input_tokens, d.output_tokens, d.errors].map(formatNumber),
+                cells: [d.requests, d.questions, d.input_tokens, d.output_tokens, d.errors, d.teacher_calls].map(
+                  formatNumber,
+                ),
+              }))}
+            />
+          ) : null}
+          {scope === 'all' && report.jobs.length > 0 ? (
+            <MetricTable
+              caption={
+                <>
+                  Teacher calls of distillation jobs{' '}
+                  <span className="muted">(each call a job sent its teacher, counted in the account's totals)</span>
+                </>
+              }
+              corner="Job"
+              columns={[{ label: 'Teacher' }, { label: 'Teacher calls' }, { label: 'Days with calls' }]}
+              rows={report.jobs.map((j) => ({
+                key: j.id,
+                name: <code>{j.id}</code>,
+                cells: [
+                  j.teacher,
+                  formatNumber(j.totals.teacher_calls),
+                  String(j.daily.filter((d) => d.teacher_calls > 0).length),
+                ],
               }))}
             />
           ) : null}
@@ -246,10 +273,14 @@ export function UsagePage() {
   );
 }
 
-const COUNT_COLUMNS = ['Requests', 'Questions', 'Input tokens', 'Output tokens', 'Errors'].map((label) => ({ label }));
+const COUNT_COLUMNS = ['Requests', 'Questions', 'Input tokens', 'Output tokens', 'Errors', 'Teacher calls'].map(
+  (label) => ({ label }),
+);
 const KEY_COLUMNS = COUNT_COLUMNS.filter((c) => c.label !== 'Questions');
 
 /** The by-key table's cells for one row of counts (KEY_COLUMNS). */
 function keyCountCells(counts: UsageCounts): string[] {
-  return [counts.requests, counts.input_tokens, counts.output_tokens, counts.errors].map(formatNumber);
+  return [counts.requests, counts.input_tokens, counts.output_tokens, counts.errors, counts.teacher_calls].map(
+    formatNumber,
+  );
 }

@@ -1,13 +1,21 @@
 /**
- * `npm run train:skill`: refits stage S (the skill model, src/training/skill-fit.ts) from the held-out
- * answers the last `npm run train` kept in .cache/brier-lite/stage-s-items.jsonl and prints its held-out
- * tables, without writing the artifact: for measuring variants of the skill model in seconds.
+ * `npm run train:skill [-- --write]`: refits stage S (the skill model, src/training/skill-fit.ts) from the
+ * held-out answers the last `npm run train` kept in .cache/brier-lite/stage-s-items.jsonl and prints its
+ * held-out tables: for measuring variants of the skill model in seconds. `--write` also rewrites the
+ * shipped artifact's skill.json, golden.json, report.json's `skill` section and the model card's skill
+ * section, exactly as `npm run train` writes them from the same answers (the stages before S are
+ * deterministic, so a full `npm run train` reproduces the files).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { GoldenFile, ReportFile, WeightsFile } from '../../src/engines/embedded/artifacts.ts';
+import { loadModel, predict } from '../../src/engines/embedded/model.ts';
 import { openStores } from '../../src/training/embed.ts';
-import { aboveUniform, skillReport, skillTable } from '../../src/training/skill-card.ts';
+import { goldenInputs } from '../../src/training/golden.ts';
+import { aboveUniform, skillReport, skillSection, skillTable } from '../../src/training/skill-card.ts';
 import { fitSkill } from '../../src/training/skill-fit.ts';
-import { readStageSItems, STAGE_S_ITEMS } from '../../src/training/stage-s.ts';
+import { readStageSItems, STAGE_S_ITEMS, skillFileOf } from '../../src/training/stage-s.ts';
+import { defaultOutDir } from '../../src/training/train.ts';
 
 if (!existsSync(STAGE_S_ITEMS)) {
   console.log(`train:skill needs ${STAGE_S_ITEMS}: run npm run train first`);
@@ -27,3 +35,26 @@ console.log(
   }`,
 );
 console.log(`abstains on: ${report.abstains.map((a) => a.unit).join(', ')}`);
+
+if (process.argv.includes('--write')) {
+  const dir = defaultOutDir();
+  const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
+  writeFileSync(join(dir, 'skill.json'), `${JSON.stringify(skillFileOf(fit.model, weights.modelId))}\n`);
+  const model = loadModel(dir);
+  const golden: GoldenFile = {
+    modelId: weights.modelId,
+    probabilities: goldenInputs().map((x) => predict(x, model).probabilities),
+  };
+  writeFileSync(join(dir, 'golden.json'), `${JSON.stringify(golden)}\n`);
+  const reportFile = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as ReportFile;
+  writeFileSync(join(dir, 'report.json'), `${JSON.stringify({ ...reportFile, skill: report }, null, 2)}\n`);
+  const card = readFileSync(join(dir, 'MODEL_CARD.md'), 'utf8');
+  const start = card.indexOf('## Skill: how far');
+  const end = card.indexOf('\n## ', start + 3);
+  if (start < 0 || end < 0) throw new Error('MODEL_CARD.md has no skill section to replace: run npm run train');
+  writeFileSync(
+    join(dir, 'MODEL_CARD.md'),
+    `${card.slice(0, start)}${skillSection(report).join('\n')}${card.slice(end)}`,
+  );
+  console.log(`wrote skill.json, golden.json, report.json (skill) and MODEL_CARD.md (skill section) in ${dir}`);
+}

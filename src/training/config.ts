@@ -26,6 +26,42 @@ export function rowsPerTask(task: string): number {
   return HEAD_TASKS.has(task) ? HEAD_ROWS_PER_TASK : ROWS_PER_TASK;
 }
 
+/**
+ * The sets the zero-shot family maps are fitted on (brier-lite 4.1): the 25 sets brier-lite 4.0 was built
+ * with, each still held out from the maps that answer it. The sets added since (SOURCES.md "batch 2":
+ * kinds a sentence encoder cannot read, many of them worded like topic questions) are answered by maps
+ * fitted without them and measure them, and train the skill model (stage S), which decides per kind of
+ * question how far an answer may depart from uniform; fitted on them, a family map's one mix with
+ * uniform had to be 1 (the content map answered every topic question uniform: measured, stage Z log).
+ */
+export const MAP_SETS: ReadonlySet<string> = new Set([
+  'ag_news',
+  'airline_complaint',
+  'airline_sentiment',
+  'amazon_alexa',
+  'clinc150',
+  'cr',
+  'goemotions_ekman',
+  'hate_offensive_davidson',
+  'hellaswag',
+  'liar',
+  'mrpc',
+  'onestop_english',
+  'rte',
+  'sick_nli',
+  'sick_relatedness',
+  'sms_spam',
+  'spamassassin',
+  'sst2',
+  'sst5',
+  'subj',
+  'trec',
+  'tweeteval_emotion',
+  'tweeteval_hate',
+  'tweeteval_offensive',
+  'tweeteval_sentiment',
+]);
+
 /** Licences as stated in ../shared/data/SOURCES.md, for the model card. */
 export const LICENCES: Record<string, string> = {
   spamassassin: 'PDDL-1.0 / CC0-1.0',

@@ -296,6 +296,8 @@ interface Protocol<I> {
   raw(map: FamilyMap, it: I, p: PoolContext): number[];
   target(it: I): number;
   fittable(it: I): boolean;
+  /** Whether a source's items may fit the map (the others are only answered, each held out as well). */
+  trains(source: string): boolean;
 }
 
 /**
@@ -314,7 +316,7 @@ function leaveSourceOut<I>(
   const rawHeldOut: { it: I; p: number[] }[] = [];
   for (const s of sources) {
     const p = poolsWithout(s);
-    const train = items.filter((it) => pr.sourceOf(it) !== s && pr.fittable(it));
+    const train = items.filter((it) => pr.sourceOf(it) !== s && pr.fittable(it) && pr.trains(pr.sourceOf(it)));
     if (train.length === 0) {
       for (const it of items.filter((x) => pr.sourceOf(x) === s)) {
         const k = pr.raw({ weights: [], bias: 0, alpha: 1 }, it, p).length;
@@ -323,7 +325,7 @@ function leaveSourceOut<I>(
       continue;
     }
     const map = pr.fit(train, p);
-    const others = sources.filter((t) => t !== s);
+    const others = sources.filter((t) => t !== s && pr.trains(t));
     const groups = others.map((t) => {
       const inner = train.filter((it) => pr.sourceOf(it) !== t);
       const m = inner.length > 0 ? pr.fit(inner, p) : map;
@@ -340,14 +342,16 @@ function leaveSourceOut<I>(
   }
   const all = poolsWithout(null);
   const map = pr.fit(
-    items.filter((it) => pr.fittable(it)),
+    items.filter((it) => pr.fittable(it) && pr.trains(pr.sourceOf(it))),
     all,
   );
-  const bySource = sources.map((s) =>
-    rawHeldOut
-      .filter((r) => pr.sourceOf(r.it) === s && pr.fittable(r.it))
-      .map((r) => ({ p: r.p, target: pr.target(r.it) })),
-  );
+  const bySource = sources
+    .filter(pr.trains)
+    .map((s) =>
+      rawHeldOut
+        .filter((r) => pr.sourceOf(r.it) === s && pr.fittable(r.it))
+        .map((r) => ({ p: r.p, target: pr.target(r.it) })),
+    );
   return { map: { ...map, alpha: chooseAlpha(bySource, mix) }, heldOut };
 }
 
@@ -356,10 +360,12 @@ export function fitNoulMap(
   signals: readonly string[],
   items: readonly FamilyItem[],
   poolsWithout: (s: string | null) => PoolContext,
+  trains: (source: string) => boolean = () => true,
 ): FamilyFit<FamilyItem> & { map: SignalMap } {
   const row = (it: FamilyItem, p: PoolContext) => noulSignalRow(signals, it.input, p);
   const fit = leaveSourceOut(items, poolsWithout, {
     sourceOf: (it) => it.source,
+    trains,
     fittable: (it) => !it.negated,
     target: (it) => it.target,
     fit: (train, p) =>
@@ -381,10 +387,12 @@ export function fitChoiceMap(
   signals: readonly string[],
   items: readonly FamilyItem[],
   poolsWithout: (s: string | null) => PoolContext,
+  trains: (source: string) => boolean = () => true,
 ): FamilyFit<FamilyItem> & { map: SignalMap } {
   const rows = (it: FamilyItem, p: PoolContext) => choiceSignalRows(signals, it.input, it.k, p);
   const fit = leaveSourceOut(items, poolsWithout, {
     sourceOf: (it) => it.source,
+    trains,
     fittable: () => true,
     target: (it) => it.target,
     fit: (train, p) => {

@@ -58,7 +58,9 @@ function groupBy(
   const out = new Map<string, { item: SkillItem; skill: number }[]>();
   for (const r of rows) {
     const k = key(r.item);
-    out.set(k, [...(out.get(k) ?? []), r]);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
   }
   return new Map([...out].sort(([a], [b]) => a.localeCompare(b)));
 }

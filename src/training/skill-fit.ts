@@ -283,7 +283,9 @@ export function fitSkill(items: readonly SkillItem[], log: (m: string) => void =
   const sets = [...new Set(units.map((u) => u.set))].sort();
   const membersOf = new Map<string, number[]>();
   groups.forEach((g, gi) => {
-    membersOf.set(g.set, [...(membersOf.get(g.set) ?? []), gi]);
+    const list = membersOf.get(g.set);
+    if (list) list.push(gi);
+    else membersOf.set(g.set, [gi]);
   });
   const grid: SkillParams[] = SHARPNESS_GRID.flatMap((sharpness) => PRIOR_GRID.map((prior) => ({ sharpness, prior })));
   const closure = (names: readonly string[]) => new Set(names.flatMap(heldOutWith));

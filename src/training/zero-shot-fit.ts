@@ -22,6 +22,7 @@ import { requestTexts } from '../engines/embedded/texts.ts';
 import type { ReferencePool, SignalMap } from '../engines/embedded/zero-shot.ts';
 import type { DecisionRequest } from '../engines/request.ts';
 import { encodeFloats } from './artifact.ts';
+import { MAP_SETS } from './config.ts';
 import { type Example, hash32 } from './data.ts';
 import {
   assemblePool,
@@ -164,7 +165,11 @@ export function fitZeroShot(
     const { type, families } = MAPS[name];
     const mine = items.filter((it) => it.type === type && (families as readonly QuestionFamily[]).includes(it.family));
     const signals = FAMILY_SIGNALS[name];
-    fits[name] = type === 'noul' ? fitNoulMap(signals, mine, poolsWithout) : fitChoiceMap(signals, mine, poolsWithout);
+    const trains = (source: string) => MAP_SETS.has(source);
+    fits[name] =
+      type === 'noul'
+        ? fitNoulMap(signals, mine, poolsWithout, trains)
+        : fitChoiceMap(signals, mine, poolsWithout, trains);
     log(
       `stage Z ${name}: ${mine.length} items from ${new Set(mine.map((it) => it.source)).size} sets; map ${JSON.stringify(fits[name].map)}`,
     );

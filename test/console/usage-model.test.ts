@@ -26,6 +26,14 @@ test('the usage table lists only the days with traffic, newest first', () => {
   );
 });
 
+test("a day whose only traffic is a distillation job's teacher calls is listed (issue 41)", () => {
+  const daily = [day('2026-11-01', 0), { ...day('2026-11-02', 0), teacher_calls: 70 }];
+  assert.deepEqual(
+    daysWithTraffic(daily).map((d) => d.date),
+    ['2026-11-02'],
+  );
+});
+
 test('a window of zeros has no day to list (the page shows its empty state instead)', () => {
   assert.deepEqual(
     daysWithTraffic(Array.from({ length: 30 }, (_, i) => day(`2026-11-${String(i + 1).padStart(2, '0')}`, 0))),

@@ -204,6 +204,9 @@ test('at 390 px every console page fits the screen: no sideways scroll, chart la
 
   await page.getByRole('link', { name: 'Usage', exact: true }).click();
   await expect(page.getByRole('img', { name: /Requests per day/ })).toBeVisible();
+  // every teacher call of the distillation job is counted, and listed by job (issue 41)
+  await expect(page.getByTestId('total-teacher-calls')).not.toHaveText('0');
+  await expect(page.getByRole('table', { name: /Teacher calls of distillation jobs/ })).toBeVisible();
   await checkPage(page, 'usage');
 
   await page.getByRole('link', { name: 'Model', exact: true }).click();
