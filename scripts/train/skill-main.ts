@@ -9,9 +9,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GoldenFile, ReportFile, WeightsFile } from '../../src/engines/embedded/artifacts.ts';
+import { createEmbeddedEngine } from '../../src/engines/embedded/index.ts';
 import { loadModel, predict } from '../../src/engines/embedded/model.ts';
+import { paraphraseSection } from '../../src/training/card.ts';
+import { runCoherence } from '../../src/training/coherence.ts';
 import { openStores } from '../../src/training/embed.ts';
 import { goldenInputs } from '../../src/training/golden.ts';
+import { runSuite } from '../../src/training/paraphrase.ts';
 import { aboveUniform, skillReport, skillSection, skillTable } from '../../src/training/skill-card.ts';
 import { fitSkill } from '../../src/training/skill-fit.ts';
 import { readStageSItems, STAGE_S_ITEMS, skillFileOf } from '../../src/training/stage-s.ts';
@@ -26,7 +30,7 @@ const items = readStageSItems((t) => store.get(t) ?? null);
 const fit = fitSkill(items);
 const report = skillReport(items, fit);
 for (const line of skillTable([...report.pooled, ...report.sets, ...report.units, ...report.caldec])) console.log(line);
-console.log(`sharpness ${report.sharpness}, prior ${report.prior}`);
+console.log(`sharpness ${report.sharpness}, prior ${report.prior}, quantile ${fit.model.quantile}`);
 console.log(
   `above uniform + 0.005: ${
     aboveUniform(report)
@@ -47,14 +51,24 @@ if (process.argv.includes('--write')) {
   };
   writeFileSync(join(dir, 'golden.json'), `${JSON.stringify(golden)}\n`);
   const reportFile = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as ReportFile;
-  writeFileSync(join(dir, 'report.json'), `${JSON.stringify({ ...reportFile, skill: report }, null, 2)}\n`);
-  const card = readFileSync(join(dir, 'MODEL_CARD.md'), 'utf8');
-  const start = card.indexOf('## Skill: how far');
-  const end = card.indexOf('\n## ', start + 3);
-  if (start < 0 || end < 0) throw new Error('MODEL_CARD.md has no skill section to replace: run npm run train');
+  // the suites that answer through the engine, on the model as now written
+  const engine = createEmbeddedEngine({ modelDir: dir });
+  await engine.load();
+  const { summary: paraphrase } = await runSuite(engine);
+  const coherence = await runCoherence(engine).finally(() => engine.close());
   writeFileSync(
-    join(dir, 'MODEL_CARD.md'),
-    `${card.slice(0, start)}${skillSection(report).join('\n')}${card.slice(end)}`,
+    join(dir, 'report.json'),
+    `${JSON.stringify({ ...reportFile, skill: report, paraphrase, coherence }, null, 2)}\n`,
   );
-  console.log(`wrote skill.json, golden.json, report.json (skill) and MODEL_CARD.md (skill section) in ${dir}`);
+  let card = readFileSync(join(dir, 'MODEL_CARD.md'), 'utf8');
+  const replace = (heading: string, lines: readonly string[]) => {
+    const start = card.indexOf(heading);
+    const end = card.indexOf('\n## ', start + 3);
+    if (start < 0 || end < 0) throw new Error(`MODEL_CARD.md has no "${heading}" section: run npm run train`);
+    card = `${card.slice(0, start)}${lines.join('\n')}${card.slice(end)}`;
+  };
+  replace('## Skill: how far', skillSection(report));
+  replace('## Paraphrase suite', ['## Paraphrase suite', ...paraphraseSection(paraphrase)]);
+  writeFileSync(join(dir, 'MODEL_CARD.md'), card);
+  console.log(`wrote skill.json, golden.json, report.json and MODEL_CARD.md (skill, paraphrase, coherence) in ${dir}`);
 }

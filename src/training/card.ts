@@ -460,7 +460,7 @@ export function writeCard(c: CardInput): ReportFile {
 }
 
 /** The card's paraphrase section: stability and plain-group answers, against the targets of issue 22. */
-function paraphraseSection(p: ParaphraseReport | null): string[] {
+export function paraphraseSection(p: ParaphraseReport | null): string[] {
   if (!p) return ['Not run this time (`--no-paraphrase`).'];
   const met = (ok: boolean) => (ok ? 'met' : '**not met**');
   const choice = p.plain.choice;

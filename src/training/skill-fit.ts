@@ -8,8 +8,9 @@
  * is a set's kind of question (its own questions, or one kind of generated question) or a CalDec site;
  * its skill s* is the share of the answers' departure from uniform that minimizes its Brier score.
  *
- * A question's skill is a kernel average of the other units' s* by frame similarity (same type), pulled
- * toward 0 by a prior (skill.ts). The kernel's sharpness and the prior are chosen from small grids by
+ * A question's skill is a weighted quantile of the other units' s*, weighted by frame similarity (same
+ * type), beside a prior weight at 0 (skill.ts). The kernel's sharpness, the prior and the quantile are
+ * chosen from small grids by
  * leave-set-out on the units the fit may see: for the shipped model every set, for the measurement of a
  * held-out set S every set but S and its twins (nested: S's own answers never choose anything that
  * answers S). The floor below which a question abstains is fixed in advance (SKILL_FLOOR), not chosen.
@@ -24,6 +25,7 @@ export const UNIT_ROWS_CAP = 300;
 /** Grids of the kernel's sharpness and the prior weight of "no skill". */
 export const SHARPNESS_GRID = [5, 10, 20, 40, 80, 160] as const;
 export const PRIOR_GRID = [0.02, 0.05, 0.1, 0.2, 0.5, 1] as const;
+export const QUANTILE_GRID = [0.1, 0.2, 0.3, 0.5] as const;
 /** A set's excess over the uniform answer's Brier weighs this much more than a gain in the choice of parameters. */
 const EXCESS_PENALTY = 10;
 
@@ -168,20 +170,21 @@ function summarize(items: readonly SkillItem[]): { units: UnitStats[]; groups: G
 export interface SkillParams {
   sharpness: number;
   prior: number;
+  quantile: number;
 }
 
 /**
- * Every group's kernel sums over all units of its type, per sharpness: a held-out skill subtracts the
- * few units left out instead of summing the rest again.
+ * Every group's kernel weight on every unit, per sharpness, and the units in ascending order of s*: a
+ * held-out skill is a weighted quantile over the units not left out, in one pass.
  */
 interface Kernel {
   units: readonly UnitStats[];
   groups: readonly Group[];
-  cosines: Float32Array;
-  /** Per sharpness (SHARPNESS_GRID order): per group, sum of w K s* and of w K. */
-  num: Float64Array[];
-  den: Float64Array[];
-  unitsOfSet: Map<string, number[]>;
+  /** Per sharpness (SHARPNESS_GRID order): group x unit weights (0 across types). */
+  weights: Float64Array[];
+  /** Unit indices by ascending s*. */
+  order: number[];
+  skills: Float64Array;
 }
 
 function unitWeight(u: UnitStats): number {
@@ -190,51 +193,40 @@ function unitWeight(u: UnitStats): number {
 
 function kernel(units: readonly UnitStats[], groups: readonly Group[]): Kernel {
   const U = units.length;
-  const cosines = new Float32Array(groups.length * U);
-  groups.forEach((g, gi) => {
-    units.forEach((u, ui) => {
-      if (g.frame && u.centroid) cosines[gi * U + ui] = dot(g.frame, u.centroid);
-    });
-  });
-  const num = SHARPNESS_GRID.map(() => new Float64Array(groups.length));
-  const den = SHARPNESS_GRID.map(() => new Float64Array(groups.length));
-  SHARPNESS_GRID.forEach((sharpness, si) => {
-    const n = num[si] as Float64Array;
-    const d = den[si] as Float64Array;
+  const weights = SHARPNESS_GRID.map((sharpness) => {
+    const w = new Float64Array(groups.length * U);
     groups.forEach((g, gi) => {
       if (!g.frame) return;
       units.forEach((u, ui) => {
         if (u.type !== g.type || !u.centroid) return;
-        const k = unitWeight(u) * Math.exp(sharpness * ((cosines[gi * U + ui] ?? 0) - 1));
-        n[gi] = (n[gi] ?? 0) + k * optimalSkill(u.a, u.b);
-        d[gi] = (d[gi] ?? 0) + k;
+        w[gi * U + ui] = unitWeight(u) * Math.exp(sharpness * (dot(g.frame as Float32Array, u.centroid) - 1));
       });
     });
+    return w;
   });
-  const unitsOfSet = new Map<string, number[]>();
-  units.forEach((u, ui) => {
-    unitsOfSet.set(u.set, [...(unitsOfSet.get(u.set) ?? []), ui]);
-  });
-  return { units, groups, cosines, num, den, unitsOfSet };
+  const skills = Float64Array.from(units, (u) => optimalSkill(u.a, u.b));
+  const order = units.map((_, i) => i).sort((a, b) => (skills[a] ?? 0) - (skills[b] ?? 0));
+  return { units, groups, weights, order, skills };
 }
 
-/** The skill of group `gi` with the units of `excluded` sets left out. */
+/** The skill of group `gi` with the units of `excluded` sets left out (skill.ts `skillOf`, held out). */
 function groupSkillOf(kn: Kernel, gi: number, excluded: ReadonlySet<string>, params: SkillParams): number {
   const g = kn.groups[gi] as Group;
   if (!g.frame) return 0;
   const si = SHARPNESS_GRID.indexOf(params.sharpness as (typeof SHARPNESS_GRID)[number]);
-  let num = kn.num[si]?.[gi] ?? 0;
-  let den = kn.den[si]?.[gi] ?? 0;
+  const w = kn.weights[si] as Float64Array;
   const U = kn.units.length;
-  for (const set of excluded)
-    for (const ui of kn.unitsOfSet.get(set) ?? []) {
-      const u = kn.units[ui] as UnitStats;
-      if (u.type !== g.type || !u.centroid) continue;
-      const k = unitWeight(u) * Math.exp(params.sharpness * ((kn.cosines[gi * U + ui] ?? 0) - 1));
-      num -= k * optimalSkill(u.a, u.b);
-      den -= k;
-    }
-  return Math.max(0, num) / (params.prior + Math.max(0, den));
+  let total = params.prior;
+  for (const ui of kn.order) if (!excluded.has((kn.units[ui] as UnitStats).set)) total += w[gi * U + ui] ?? 0;
+  const target = params.quantile * total - 1e-12;
+  let sum = params.prior;
+  if (sum >= target) return 0;
+  for (const ui of kn.order) {
+    if (excluded.has((kn.units[ui] as UnitStats).set)) continue;
+    sum += w[gi * U + ui] ?? 0;
+    if (sum >= target) return kn.skills[ui] ?? 0;
+  }
+  return kn.skills[kn.order.at(-1) ?? 0] ?? 0;
 }
 
 /** A set's Brier and the uniform answer's, from its groups at given skills (the floor applied). */
@@ -287,7 +279,9 @@ export function fitSkill(items: readonly SkillItem[], log: (m: string) => void =
     if (list) list.push(gi);
     else membersOf.set(g.set, [gi]);
   });
-  const grid: SkillParams[] = SHARPNESS_GRID.flatMap((sharpness) => PRIOR_GRID.map((prior) => ({ sharpness, prior })));
+  const grid: SkillParams[] = SHARPNESS_GRID.flatMap((sharpness) =>
+    PRIOR_GRID.flatMap((prior) => QUANTILE_GRID.map((quantile) => ({ sharpness, prior, quantile }))),
+  );
   const closure = (names: readonly string[]) => new Set(names.flatMap(heldOutWith));
 
   /** The parameters with the lowest leave-set-out loss over `among`, units of `excluded` never used. */
@@ -318,7 +312,7 @@ export function fitSkill(items: readonly SkillItem[], log: (m: string) => void =
     );
     chosen[s] = params;
     for (const gi of membersOf.get(s) ?? []) groupSkill[gi] = groupSkillOf(kn, gi, out, params);
-    log(`stage S: ${s} held out: sharpness ${params.sharpness}, prior ${params.prior}`);
+    log(`stage S: ${s} held out: sharpness ${params.sharpness}, prior ${params.prior}, quantile ${params.quantile}`);
   }
   const shipped = choose(sets, []);
   const model: SkillModel = {
@@ -338,7 +332,9 @@ export function fitSkill(items: readonly SkillItem[], log: (m: string) => void =
         : [],
     ),
   };
-  log(`stage S: shipped sharpness ${shipped.sharpness}, prior ${shipped.prior}, ${model.units.length} units`);
+  log(
+    `stage S: shipped sharpness ${shipped.sharpness}, prior ${shipped.prior}, quantile ${shipped.quantile}, ${model.units.length} units`,
+  );
   return {
     model,
     heldOutSkill: groupOf.map((g) => groupSkill[g] ?? 0),

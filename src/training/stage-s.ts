@@ -98,6 +98,7 @@ export function skillFileOf(model: SkillModel, modelId: string): SkillFile {
     encoder: 'USE-lite (the frames: instructions with quotes masked, and option names or level texts)',
     sharpness: model.sharpness,
     prior: model.prior,
+    quantile: model.quantile,
     floor: model.floor,
     units: model.units.map((u) => ({
       name: u.name,

@@ -141,6 +141,7 @@ export interface SkillFile {
   encoder: string;
   sharpness: number;
   prior: number;
+  quantile: number;
   floor: number;
   /** Per unit: its centroid as base64 little-endian float32 (EMBEDDING_DIM). */
   units: { name: string; type: QuestionType; centroid: string; skill: number; weight: number }[];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeMiniLm, hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { modelDirWithoutSkill } from '../../../test/fixtures/model-dir.ts';
 import { yesNo } from '../../../test/fixtures/questions.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { createEmbedder } from './embedder.ts';
@@ -124,7 +125,8 @@ describe('embedded engine (fake encoder)', () => {
 
   it('encodes the state once per request, batches all texts, and caches repeated texts', async () => {
     const encoder = fakeEncoder();
-    const engine = createEmbeddedEngine({ encoder, miniLm: fakeMiniLm() });
+    // without a skill model: with one, the questions' frames go first (skill-engine.test.ts)
+    const engine = createEmbeddedEngine({ encoder, miniLm: fakeMiniLm(), modelDir: modelDirWithoutSkill() });
     await engine.load();
     encoder.calls.length = 0;
     await engine.answer(request([choice(3), choice(3), noul]), signal());
@@ -287,7 +289,8 @@ describe('embedded engine: brier-lite 4 zero-shot reading (fake encoders)', () =
 
   it('encodes with the second encoder only what a zero-shot family reads', async () => {
     const mini = fakeMiniLm();
-    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: mini });
+    // without a skill model, which would also skip the questions it cannot place (skill-engine.test.ts)
+    const engine = createEmbeddedEngine({ encoder: fakeEncoder(), miniLm: mini, modelDir: modelDirWithoutSkill() });
     await engine.load();
     const warmUp = mini.calls.length;
     await engine.answer(request([score(3), yesNo('Is this tweet offensive?')]), signal());

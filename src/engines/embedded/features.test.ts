@@ -146,7 +146,7 @@ describe('sentence length with the committed artifact', () => {
 });
 
 describe('structured state with the committed artifact', () => {
-  it('answers a choice question unlike the training tasks uniformly for a JSON state, not for a text state', () => {
+  it('answers a choice question unlike the training tasks (nearly) uniformly for a JSON state, less so for a text state', () => {
     const model = loadModel(DEFAULT_MODEL_DIR);
     const answer = (structured: boolean): number[] => {
       const p = predict(
@@ -165,9 +165,11 @@ describe('structured state with the committed artifact', () => {
       assert.equal(p.family, 'unseen');
       return p.probabilities;
     };
-    for (const v of answer(true)) assert.ok(Math.abs(v - 0.25) < 1e-9, `${answer(true)}`);
+    // within 0.005 of uniform (brier-lite 4.1's structured weights, refit on 36 sets: 0.0019 at most here)
+    for (const v of answer(true)) assert.ok(Math.abs(v - 0.25) < 0.005, `${answer(true)}`);
     const text = answer(false);
-    assert.ok(Math.max(...text) - Math.min(...text) > 0.01, `${text}`);
+    const spread = (p: number[]) => Math.max(...p) - Math.min(...p);
+    assert.ok(spread(text) > spread(answer(true)), `${text}`);
   });
 });
 
@@ -193,9 +195,9 @@ describe('descriptor ranges with the committed artifact', () => {
     assert.ok(range && (descriptors(x)[spread] ?? 0) > range.max, `${descriptors(x)}, ${JSON.stringify(range)}`);
     const p = predict(x, model);
     assert.equal(p.family, 'unseen');
-    // shrunk toward uniform: the further beyond the range, the closer to 0.25 (softness > 0: no step)
+    // shrunk toward uniform: the further beyond the range, the closer to 0.25 (brier-lite 4.1's fit chose
+    // the step, softness 0: uniform at once outside the ranges; 4.0 shrank smoothly)
     const off = (ps: number[]) => Math.max(...ps.map((q) => Math.abs(q - 0.25)));
-    assert.ok((model.calibration.types.choice.unseen.softness ?? 0) > 0);
     assert.ok(off(p.probabilities) < 0.06, `${p.probabilities}`);
     // the same map without its ranges extrapolates to a confident answer
     const unseen = { ...model.calibration.types.choice.unseen, support: undefined };

@@ -26,7 +26,7 @@ import { skillOf } from './skill.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-4.0.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-4.1.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**

@@ -40,7 +40,9 @@ describe('the committed model: familiarity blend', () => {
     const own = ask(spam.instruction);
     assert.equal(own.task, 'sms_spam');
     assert.ok(own.seenWeight >= 0.99, `${own.seenWeight}`);
-    const cosines = [1, 0.97, 0.94, 0.93, 0.925, 0.92, 0.915, 0.91, 0.9, 0.88, 0.85, 0.8];
+    const cosines = [
+      1, 0.97, 0.94, 0.93, 0.925, 0.92, 0.915, 0.91, 0.9, 0.89, 0.88, 0.87, 0.86, 0.85, 0.84, 0.83, 0.82, 0.81, 0.8,
+    ];
     const answers = cosines.map((c) => ask(atCosine(spam.instruction, c)));
     for (let i = 1; i < answers.length; i++) {
       const [a, b] = [answers[i - 1], answers[i]];

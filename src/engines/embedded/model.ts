@@ -205,11 +205,21 @@ export function parseSkill(file: SkillFile, modelId: string): SkillModel {
   if (file.format !== SKILL_FORMAT) throw new Error(`model: unknown skill format ${file.format}`);
   if (file.modelId !== modelId) throw new Error(`model: skill.json is for ${file.modelId}, not ${modelId}`);
   const finite = (v: number, min: number) => Number.isFinite(v) && v >= min;
-  if (!(finite(file.sharpness, 0) && finite(file.prior, 0) && finite(file.floor, 0) && file.floor <= 1))
+  if (
+    !(
+      finite(file.sharpness, 0) &&
+      finite(file.prior, 0) &&
+      finite(file.floor, 0) &&
+      file.floor <= 1 &&
+      finite(file.quantile, 0) &&
+      file.quantile <= 1
+    )
+  )
     throw new Error('model: skill parameters malformed');
   return {
     sharpness: file.sharpness,
     prior: file.prior,
+    quantile: file.quantile,
     floor: file.floor,
     units: file.units.map((u) => {
       if (!(finite(u.skill, 0) && u.skill <= 1 && finite(u.weight, 0)) || !['noul', 'choice', 'score'].includes(u.type))
@@ -291,7 +301,8 @@ export function polarityAnswer(state: number, sign: number, k: number, c: Polari
  */
 export function predict(x: QuestionInput, model: Model): Prediction {
   const answer = predictUngated(x, model);
-  if (!model.skill) return answer;
+  // an input built without frames (not by features.ts buildInput, which always sets one) is not gated
+  if (!model.skill || x.frame === undefined) return answer;
   // a training task asked as in training keeps its in-distribution answer: the skill model measures
   // answers to kinds of question the model was not fitted on
   const s = Math.max(answer.seenWeight, skillOf(model.skill, x.type, x.frame ?? null));

@@ -106,10 +106,12 @@ describe('embedded engine with the real encoder', () => {
     const [[, pOther = 1] = []] = await ask('What time does the store open on Sunday?', [
       yesNo('Is the customer asking for money back?'),
     ]);
-    assert.ok(pRefund > 0.5 && pRefund > pOther + 0.15, `P(refund) ${pRefund} vs ${pOther}`);
+    // brier-lite 4.1 keeps the share of a topic yes/no answer's departure from uniform that such kinds of
+    // question earned held out (skill.ts): informative, less sure than 4.0 (0.77)
+    assert.ok(pRefund > 0.55 && pRefund > pOther + 0.05, `P(refund) ${pRefund} vs ${pOther}`);
     // the console playground's own example (console/src/playground-model.ts) answers its refund question
     const playground = 'I was charged twice for my subscription this month. Please refund one of the charges.';
     const [[, pPlayground = 0] = []] = await ask(playground, [yesNo('Is the customer asking for money back?')]);
-    assert.ok(pPlayground > 0.5 && pPlayground > pOther + 0.15, `P(refund) in the playground ${pPlayground}`);
+    assert.ok(pPlayground > 0.55 && pPlayground > pOther + 0.05, `P(refund) in the playground ${pPlayground}`);
   });
 });

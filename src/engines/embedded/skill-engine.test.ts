@@ -24,6 +24,7 @@ function modelDirWithSkill(): string {
     encoder: 'test',
     sharpness: 20,
     prior: 0.05,
+    quantile: 0.5,
     floor: 0.1,
     units: [
       {

@@ -45,6 +45,7 @@ describe('skillOf and withSkill', () => {
   const model: SkillModel = {
     sharpness: 20,
     prior: 0.1,
+    quantile: 0.5,
     floor: 0.1,
     units: [
       { name: 'skilled/own', type: 'noul', centroid: near, skill: 0.9, weight: 1 },
@@ -52,9 +53,16 @@ describe('skillOf and withSkill', () => {
     ],
   };
 
-  it("gives a question close to a measured kind that kind's skill, shrunk by the prior", () => {
-    const s = skillOf(model, 'noul', near);
-    assert.ok(Math.abs(s - (0.9 * 1) / (1 + 0.1)) < 1e-6, `skill ${s}`);
+  it("gives a question close to a measured kind that kind's skill, unless the prior outweighs it", () => {
+    assert.equal(skillOf(model, 'noul', near), 0.9);
+    assert.equal(skillOf({ ...model, prior: 2 }, 'noul', near), 0);
+  });
+
+  it('gives the weaker skill where like kinds disagree, the lower the quantile', () => {
+    const twin = { name: 'unskilled/own', type: 'noul' as const, centroid: near, skill: 0.05, weight: 1 };
+    const split = { ...model, prior: 0.01, units: [...model.units, twin] };
+    assert.equal(skillOf({ ...split, quantile: 0.3 }, 'noul', near), 0.05);
+    assert.equal(skillOf({ ...split, quantile: 0.9 }, 'noul', near), 0.9);
   });
 
   it('gives a question unlike every measured kind of its type (or without words) no skill', () => {

@@ -9,9 +9,10 @@
  * minimizes its Brier score (0: the answer tells nothing or points the wrong way; 1: as answered).
  *
  * A question is placed among those units by its frame (frameText: its instructions with quoted content
- * masked, and its options' names or levels), embedded by USE-lite: its skill is a kernel average of the
- * units' s* (same question type only), pulled toward 0 by a prior weight, so that a question like none
- * the model was measured on gets the uniform answer. The answer served is
+ * masked, and its options' names or levels), embedded by USE-lite: its skill is a weighted quantile of
+ * the units' s* (same question type only), each unit weighted by a kernel of its frame's similarity,
+ * beside a prior weight at s = 0, so that a question like none the model was measured on gets the
+ * uniform answer, and one whose like kinds disagree gets the weaker ones' skill. The answer served is
  * p = s p_model + (1 - s) / k, and exactly uniform (x_abstained) below `floor`.
  */
 import type { QuestionType } from './features.ts';
@@ -33,6 +34,11 @@ export interface SkillModel {
   sharpness: number;
   /** The weight of the prior belief "no skill" (s = 0) beside the units'. */
   prior: number;
+  /**
+   * Which weighted quantile of the like units' skills a question gets (0.5: the median): below the
+   * middle, a question whose like kinds disagree gets the skill of the weaker ones.
+   */
+  quantile: number;
   /** Below this skill the answer is the uniform answer (abstained). */
   floor: number;
   units: SkillUnit[];
@@ -75,18 +81,31 @@ function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return s;
 }
 
-/** A question's skill from its frame embedding (null: no words to place it by, skill 0). */
+/**
+ * A question's skill from its frame embedding (null: no words to place it by, skill 0): the weighted
+ * quantile of the units' skills (same type), each weighted by its kernel, with the prior's weight at 0.
+ */
 export function skillOf(model: SkillModel, type: QuestionType, frame: ArrayLike<number> | null): number {
   if (!frame) return 0;
-  let num = 0;
-  let den = model.prior;
-  for (const u of model.units) {
-    if (u.type !== type) continue;
-    const w = u.weight * Math.exp(model.sharpness * (dot(frame, u.centroid) - 1));
-    num += w * u.skill;
-    den += w;
+  const like: { skill: number; weight: number }[] = [{ skill: 0, weight: model.prior }];
+  for (const u of model.units)
+    if (u.type === type)
+      like.push({ skill: u.skill, weight: u.weight * Math.exp(model.sharpness * (dot(frame, u.centroid) - 1)) });
+  return weightedQuantile(like, model.quantile);
+}
+
+/** The smallest value whose cumulative weight (values ascending) reaches q of the total. */
+export function weightedQuantile(values: readonly { skill: number; weight: number }[], q: number): number {
+  const sorted = [...values].sort((a, b) => a.skill - b.skill);
+  let total = 0;
+  for (const v of sorted) total += v.weight;
+  if (!(total > 0)) return 0;
+  let sum = 0;
+  for (const v of sorted) {
+    sum += v.weight;
+    if (sum >= q * total - 1e-12) return v.skill;
   }
-  return den > 0 ? num / den : 0;
+  return sorted.at(-1)?.skill ?? 0;
 }
 
 /** The answer with skill s: s of its departure from uniform kept; uniform below the floor. */
