@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyHead, parseAdapter } from '../engines/adapters/adapter.ts';
 import { mulberry32 } from '../lib/seeded.ts';
-import { adapterFile, fitTemperature, fitTemplate, rowSpan, splitRows, type TemplateData } from './adapter-fit.ts';
+import {
+  adapterFile,
+  fitAdapter,
+  fitTemperature,
+  fitTemplate,
+  rowSpan,
+  servingGate,
+  splitRows,
+  type TemplateData,
+} from './adapter-fit.ts';
 
 const DIM = 512;
 
@@ -42,7 +51,10 @@ describe('adapter fitting', () => {
     assert.equal(report.nTest, 15);
     assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
     assert.ok((report.after?.brier ?? 1) < (report.before?.brier ?? 0));
-    assert.match(report.reason, /^served: on 15 held-out examples Brier 0\.2222 -> /);
+    assert.match(
+      report.reason,
+      /^served: the probe \(L2 [\d.e-]+\) beats the base model on 15 held-out examples: Brier 0\.2222 -> [\d.]+ \(the gain's 95% paired-bootstrap lower bound 0\.\d+ > 0\)/,
+    );
     assert.equal(report.reliability?.after?.length, 15);
   });
 
@@ -98,7 +110,10 @@ describe('adapter fitting', () => {
     const { head, report } = fitTemplate(data);
     assert.equal(head, null);
     assert.equal(report.served, false);
-    assert.match(report.reason, /^not served: not better than the base model on \d+ held-out examples/);
+    assert.match(
+      report.reason,
+      /^not served: (the .+ is not better than the base model on \d+ held-out examples|no candidate beat the base model's cross-validated NLL)/,
+    );
   });
 
   test('too few examples, or a single label, are not fitted', () => {
@@ -260,5 +275,92 @@ describe('adapter fitting', () => {
     }
     const t = fitTemperature(z, y);
     assert.ok(Math.abs(t - 2) < 0.2, `T = ${t}`);
+  });
+
+  test('the serving gate wants a paired-bootstrap margin: a small gain on 9 rows is not enough, on 400 it is', () => {
+    // the adapter says [0.4, 0.6] everywhere: right on two rows in three
+    const items = (n: number, p: number) =>
+      Array.from({ length: n }, (_, i) => ({ p: [1 - p, p], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
+    // the base says 0.5 everywhere; the adapter is right on two rows in three with 0.6, wrong on one with 0.6
+    const base = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ p: [0.5, 0.5], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
+    const few = servingGate(base(9), items(9, 0.6), 1, 'probe');
+    assert.ok(few.brierGain > 0 && few.nllGain > 0);
+    assert.equal(few.served, false);
+    assert.match(few.why, /^not served: the probe is better on 9 held-out examples by too little to tell from chance/);
+    const many = servingGate(base(400), items(400, 0.6), 1, 'probe');
+    assert.equal(many.served, true);
+    assert.ok(many.brierLower > 0 && many.brierLower < many.brierGain);
+    const worse = servingGate(items(400, 0.6), base(400), 1, 'probe');
+    assert.equal(worse.served, false);
+    assert.match(worse.why, /is not better than the base model on 400/);
+  });
+
+  test('the base model is a candidate, and where nothing beats it the template is not served', () => {
+    // labels drawn from the base model's own answers, states unrelated to them: nothing to correct
+    const data = synthetic(3, 90, 3, 7);
+    const random = mulberry32(17);
+    for (const r of data.rows) {
+      const e = [0, 1, 2].map(() => Math.exp(3 * random()));
+      const sum = e.reduce((x, y) => x + y, 0);
+      r.base = e.map((v) => v / sum);
+      const u = random();
+      r.label = u < (r.base[0] ?? 0) ? 0 : u < (r.base[0] ?? 0) + (r.base[1] ?? 0) ? 1 : 2;
+    }
+    const { head, report } = fitTemplate(data);
+    assert.equal(head, null);
+    assert.equal(report.candidates[0]?.name, 'base model');
+    assert.equal(report.served, false);
+  });
+
+  test("an account's templates with few examples each are fitted by one shared model, and served as measured", () => {
+    // 12 yes/no templates, 10 examples each, one task the base model knows nothing of
+    const templates = Array.from({ length: 12 }, (_, i) => {
+      const t = synthetic(2, 10, 2, 100 + i);
+      return { ...t, type: 'noul' as const, labels: ['no', 'yes'], template: `tpl_small_${i}` };
+    });
+    // the same class directions in every template: the seed-100 template's rows, relabelled per template
+    const shape = synthetic(2, 120, 2, 100);
+    templates.forEach((t, i) => {
+      t.rows = shape.rows.slice(i * 10, i * 10 + 10);
+    });
+    const result = fitAdapter(templates, { minExamples: 20 });
+    assert.equal(result.reports.length, 12);
+    for (const r of result.reports) {
+      assert.match(r.chosen ?? '', /^shared over 12 templates/);
+      assert.match(
+        r.reason,
+        /^served: the shared model, over the 12 templates with under 20 examples, beats the base model/,
+      );
+    }
+    assert.equal(result.heads.length, 12);
+    // the served head answers a held-out state of its template as the report measured
+    const head = parseAdapter(adapterFile('m', 'f', result.heads)).heads.get('tpl_small_0');
+    assert.ok(head);
+    const right = shape.rows.filter((r) => (applyHead(head, r.base, r.state)[r.label] ?? 0) > 0.5).length;
+    assert.ok(right / shape.rows.length > 0.8, `shared accuracy ${right / shape.rows.length}`);
+    // a fitting child's share: the same heads for its templates, the shared model read from all of them
+    const share = fitAdapter(templates, { minExamples: 20, only: ['tpl_small_3'] });
+    assert.deepEqual(
+      share.reports.map((r) => r.template),
+      ['tpl_small_3'],
+    );
+    assert.deepEqual(
+      share.heads,
+      result.heads.filter((h) => h.template === 'tpl_small_3'),
+    );
+  });
+
+  test('the shared model is a candidate of a template with enough examples of its own', () => {
+    const shape = synthetic(2, 160, 2, 200);
+    const templates = [0, 1, 2, 3].map((i) => ({
+      ...shape,
+      type: 'noul' as const,
+      labels: ['no', 'yes'],
+      template: `tpl_big_${i}`,
+      rows: shape.rows.slice(i * 40, i * 40 + 40),
+    }));
+    const result = fitAdapter(templates);
+    for (const r of result.reports) assert.ok(r.candidates.some((c) => c.name.startsWith('shared over 4 templates')));
   });
 });
