@@ -27,14 +27,22 @@ import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featu
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
 import { labelStatesOf } from '../../src/jobs/job-kit.ts';
-import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
+import { hash32, mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../../src/systemone/protocol.ts';
 import { createSystemOne } from '../../src/systemone/serve.ts';
 import { templateOf, toCanonical } from '../../src/systemone/templates.ts';
-import { fitAllRows, splitRows, type TemplateData, type TemplateRow } from '../../src/training/adapter-fit.ts';
+import {
+  fitAdapter,
+  fitAllRows,
+  fitTemplate,
+  splitRows,
+  type TemplateData,
+  type TemplateRow,
+} from '../../src/training/adapter-fit.ts';
+import { loadCaldec } from '../../src/training/caldec.ts';
 import { REPO_ROOT } from '../../src/training/data.ts';
 import {
   asServed,
@@ -71,11 +79,13 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     refit: { type: 'string' },
     clinc: { type: 'string' },
+    caldec: { type: 'string' },
+    latency: { type: 'string' },
   },
 });
 const refit = values.refit === 'folds' ? 'folds' : 'all';
 const sets = values.sets ? values.sets.split(',') : DEFAULT_SETS;
-const sizes = (values.sizes ?? '25,50,100,200,500,1000').split(',').map(Number);
+const sizes = (values.sizes ?? '20,50,200,500,1000').split(',').map(Number);
 const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
 
@@ -191,6 +201,18 @@ for (const name of sets) {
       f.template.id,
     );
     if (!head) continue;
+    // as a training job serves it: 25% of the sample held out, the head served only past the gate
+    const job = fitTemplate(data, { refit, minExamples: 1 });
+    const jobHead = job.head
+      ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(f.template.id)
+      : undefined;
+    const served = measure(
+      test.map((r) => ({
+        p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
+        t: target(r.label),
+        ordinal,
+      })),
+    );
     const prior = majorityPrior(sample.map((r) => target(r.label)));
     const adapter = measure(
       test.map((r) => ({ p: asServed(applyHead(head, r.base, r.state)), t: target(r.label), ordinal })),
@@ -200,11 +222,14 @@ for (const name of sets) {
       labels: n,
       kind: fitted.file.kind,
       adapter,
+      served,
+      servedBy: job.head ? job.report.chosen : 'base model',
+      reason: job.report.reason,
       trainPrior,
       seconds: Math.round(seconds * 100) / 100,
       peakRssMb,
     });
-    const line = `| ${name} | ${f.template.type} | ${n} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${priorOracle.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${priorOracle.brier.toFixed(4)} | ${base.nll.toFixed(3)} / ${adapter.nll.toFixed(3)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} (${adapter.eceFloor.toFixed(3)}) | ${fitted.file.kind} | ${seconds.toFixed(1)} s |`;
+    const line = `| ${name} | ${f.template.type} | ${n} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${served.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${served.brier.toFixed(4)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} / ${served.ece.toFixed(3)} (${served.eceFloor.toFixed(3)}) | ${fitted.chosen} | ${job.head ? job.report.chosen : 'base model'} | ${seconds.toFixed(1)} s |`;
     lines.push(line);
     console.log(line);
   }
@@ -371,19 +396,114 @@ async function clinc150() {
   console.log('clinc150 zero-shot (head without clinc150):', out['zero-shot (head without clinc150)']);
   return { rows: rows.length, classes: k, folds, ...out };
 }
+/**
+ * CalDec validation as one account's own templates (issue 39): each distinct question (type,
+ * instructions, options) a template, the cases split in halves by a hash of the case id; the account's
+ * labelled examples are the first half's (soft targets: the gold distributions, their argmax the
+ * label), fitted as a training job fits them (fitAdapter: each template's candidates and the shared
+ * model over all of them, served past the gate), and the second half answered by what is served
+ * (the base model where no head is). Accuracy (argmax against the gold argmax), Brier against the gold
+ * distribution and ECE, per question type and overall.
+ */
+async function caldecAccount() {
+  const cases = loadCaldec();
+  if (cases.length === 0) return null;
+  type Row = TemplateRow & { gold: number[]; test: boolean };
+  const templates = new Map<string, { type: TemplateData['type']; labels: string[]; rows: Row[]; options: unknown }>();
+  for (const c of cases) {
+    const answer = await engine.answer(c.request, AbortSignal.timeout(60_000));
+    const state = engine.features ? await engine.features.state(c.request) : null;
+    const test = hash32(c.id) % 2 === 1;
+    c.request.questions.forEach((q, qi) => {
+      const labels = q.options.map((o) => o.label);
+      const key = JSON.stringify([q.type, q.instructions, labels]);
+      let t = templates.get(key);
+      if (!t) {
+        t = { type: q.type, labels, rows: [], options: q };
+        templates.set(key, t);
+      }
+      const gold = c.targets[qi] ?? [];
+      const label = gold.indexOf(Math.max(...gold));
+      t.rows.push({ base: answer.probabilities[qi] ?? [], state, label, target: gold, gold, test });
+    });
+  }
+  const ids = [...templates.keys()];
+  const data: TemplateData[] = [];
+  for (const [key, t] of templates) {
+    const q = t.options as Parameters<NonNullable<NonNullable<typeof engine.features>['options']>>[0];
+    const labelStates = t.type === 'choice' && engine.features?.options ? await engine.features.options(q) : null;
+    data.push({
+      template: `tpl_caldec_${ids.indexOf(key)}`,
+      type: t.type,
+      labels: t.labels,
+      rows: t.rows.filter((r) => !r.test),
+      labelStates,
+    });
+  }
+  const t0 = performance.now();
+  const fitted = fitAdapter(data, { minExamples: 20 });
+  const seconds = (performance.now() - t0) / 1000;
+  const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
+  const items = { base: [] as (MetricItem & { type: string })[], served: [] as (MetricItem & { type: string })[] };
+  [...templates.values()].forEach((t, i) => {
+    const head = heads.get(`tpl_caldec_${i}`);
+    for (const r of t.rows.filter((x) => x.test)) {
+      const ordinal = t.type === 'score';
+      items.base.push({ p: asServed(r.base), t: r.gold, ordinal, type: t.type });
+      items.served.push({
+        p: asServed(head ? applyHead(head, r.base, r.state) : r.base),
+        t: r.gold,
+        ordinal,
+        type: t.type,
+      });
+    }
+  });
+  const byType = (list: (MetricItem & { type: string })[]) =>
+    Object.fromEntries(
+      ['all', 'noul', 'choice', 'score'].map((type) => [
+        type,
+        measure(list.filter((x) => type === 'all' || x.type === type)),
+      ]),
+    );
+  const out = {
+    cases: cases.length,
+    templates: data.length,
+    trainRows: data.reduce((a, t) => a + t.rows.length, 0),
+    testRows: items.base.length,
+    served: fitted.reports.filter((r) => r.served).length,
+    chosen: Object.fromEntries(
+      fitted.reports.map((r) => [r.template, { n: r.n, served: r.served, chosen: r.chosen, reason: r.reason }]),
+    ),
+    seconds: Math.round(seconds),
+    zeroShot: byType(items.base),
+    adapter: byType(items.served),
+  };
+  console.log(
+    `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows; ${out.served} templates served; fit ${out.seconds} s`,
+  );
+  for (const type of ['all', 'noul', 'choice', 'score'])
+    console.log(
+      `| caldec ${type} | ${out.zeroShot[type]?.accuracy.toFixed(3)} / ${out.adapter[type]?.accuracy.toFixed(3)} | ${out.zeroShot[type]?.brier.toFixed(4)} / ${out.adapter[type]?.brier.toFixed(4)} | ${out.zeroShot[type]?.ece.toFixed(3)} / ${out.adapter[type]?.ece.toFixed(3)} |`,
+    );
+  return out;
+}
+const caldec = values.caldec === 'off' ? null : await caldecAccount();
 const clinc = values.clinc === 'off' ? null : await clinc150();
 
-const latency = await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
+const latency =
+  values.latency === 'off'
+    ? null
+    : await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
 console.log('serving latency (ms, sequential requests, fresh states)', latency);
 
 const dir = join(REPO_ROOT, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(
   join(dir, 'adapt.json'),
-  `${JSON.stringify({ model: engine.info.id, seed, testSize, sizes, sets: results, clinc150: clinc, latency, at: new Date().toISOString() }, null, 2)}\n`,
+  `${JSON.stringify({ model: engine.info.id, seed, testSize, sizes, sets: results, caldec, clinc150: clinc, latency, at: new Date().toISOString() }, null, 2)}\n`,
 );
 console.log(
-  '\n| set | type | labels | accuracy (zero-shot / adapter / majority prior) | Brier (zero-shot / adapter / prior) | NLL (zero-shot / adapter) | ECE (zero-shot / adapter (floor)) | head | fit time |',
+  '\n| set | type | labels | accuracy (zero-shot / adapter / served) | Brier (zero-shot / adapter / served) | ECE (zero-shot / adapter / served (floor)) | adapter head | served | fit time |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);

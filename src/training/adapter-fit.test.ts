@@ -363,4 +363,29 @@ describe('adapter fitting', () => {
     const result = fitAdapter(templates);
     for (const r of result.reports) assert.ok(r.candidates.some((c) => c.name.startsWith('shared over 4 templates')));
   });
+
+  test("the shared model reads choice options' embeddings: templates with different options borrow from each other", () => {
+    // 8 choice templates of 3 options each, 9 examples a template; a state lies near its true option's
+    // embedding, which differs from template to template; the base model knows nothing
+    const random = mulberry32(31);
+    const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+    const templates: TemplateData[] = Array.from({ length: 8 }, (_, t) => {
+      const options = [0, 1, 2].map(() => unit(Float32Array.from({ length: DIM }, gauss)));
+      const rows = Array.from({ length: 9 }, (_, i) => {
+        const label = i % 3;
+        const c = options[label] as Float32Array;
+        const state = unit(
+          Float32Array.from({ length: DIM }, (_, d) => (c[d] ?? 0) + (1.5 * gauss()) / Math.sqrt(DIM)),
+        );
+        return { base: [1 / 3, 1 / 3, 1 / 3], state, label };
+      });
+      return { template: `tpl_options_${t}`, type: 'choice', labels: ['a', 'b', 'c'], rows, labelStates: options };
+    });
+    const result = fitAdapter(templates, { minExamples: 20 });
+    assert.equal(result.heads.length, 8, JSON.stringify(result.reports.map((r) => r.reason)));
+    for (const r of result.reports) {
+      assert.match(r.chosen ?? '', /^shared over 8 templates/);
+      assert.ok((r.after?.brier ?? 1) < (r.before?.brier ?? 0));
+    }
+  });
 });
