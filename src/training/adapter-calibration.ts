@@ -3,11 +3,11 @@
  * per-class bias on the base model's own log-probabilities (what GGUF and upstream engines get), and
  * the base model itself as the candidate that changes nothing.
  */
-import { type Candidate, type Data, meanNll } from './adapter-data.ts';
+import { type Candidate, meanNll, type TrainingRows } from './adapter-data.ts';
 import { outOfFold, paramCount } from './adapter-linear.ts';
 
 /** The base model's answer as a head (a = 1, no bias): chosen, it means "serve the base model". */
-export function baseCandidate(data: Data, train: number[], targets: number[][], weights: number[]): Candidate {
+export function baseCandidate({ data, train, targets, weights }: TrainingRows): Candidate {
   const k = data.k;
   const z = train.map((i) => Array.from(data.logBase.subarray(i * k, (i + 1) * k)));
   const x = new Float64Array(paramCount(data, false));
@@ -26,12 +26,7 @@ export function baseCandidate(data: Data, train: number[], targets: number[][], 
 
 /** A temperature and per-class biases on the base model's log-probabilities, cross-validated. */
 export function calibrationCandidate(
-  data: Data,
-  train: number[],
-  fold: Map<number, number>,
-  folds: number,
-  targets: number[][],
-  weights: number[],
+  { data, train, fold, folds, targets, weights }: TrainingRows,
   maxIterations: number,
 ): Candidate {
   const cal = outOfFold(data, train, fold, folds, 0, false, maxIterations);

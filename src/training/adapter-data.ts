@@ -289,3 +289,14 @@ export interface Candidate {
   /** Fits the served parameters on every training row (absent: `fit` with `lambda`). */
   refit?: () => Float64Array;
 }
+
+/** A template's training rows as candidates read them: the rows, their folds, targets and weights. */
+export interface TrainingRows {
+  data: Data;
+  train: number[];
+  fold: Map<number, number>;
+  folds: number;
+  /** Per training row (in `train` order): its target distribution and its weight. */
+  targets: number[][];
+  weights: number[];
+}

@@ -5,7 +5,7 @@
  * each penalty also with a label prior g * (s . e_j), so that the penalty shrinks w_j toward g * e_j
  * rather than 0, stored folded into w_j.
  */
-import { type Candidate, type Data, fitSoftTemperature, meanNll, withoutLabels } from './adapter-data.ts';
+import { type Candidate, fitSoftTemperature, meanNll, type TrainingRows, withoutLabels } from './adapter-data.ts';
 import { outOfFold } from './adapter-linear.ts';
 
 /**
@@ -15,12 +15,7 @@ import { outOfFold } from './adapter-linear.ts';
 export const DEFAULT_LAMBDAS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1] as const;
 
 export function probeCandidates(
-  data: Data,
-  train: number[],
-  fold: Map<number, number>,
-  folds: number,
-  targets: number[][],
-  weights: number[],
+  { data, train, fold, folds, targets, weights }: TrainingRows,
   options: { lambdas?: readonly number[] | undefined; maxIterations: number },
   progress?: (message: string) => void,
 ): Candidate[] {

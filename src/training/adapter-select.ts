@@ -103,12 +103,11 @@ export function fitOnRows(
   const report: { candidates: { name: string; nll: number }[] } = { candidates: [] };
   // Candidates by cross-validated NLL on the training rows, the base model's own answer among them:
   // where nothing beats it, the head chosen is the base model and the template is not served.
-  const candidates: Candidate[] = [baseCandidate(data, train, trainT, trainW)];
+  const rows = { data, train, fold, folds, targets: trainT, weights: trainW };
+  const candidates: Candidate[] = [baseCandidate(rows)];
   progress?.('calibration: cross-validating');
-  candidates.push(calibrationCandidate(data, train, fold, folds, trainT, trainW, maxIterations));
-  candidates.push(
-    ...probeCandidates(data, train, fold, folds, trainT, trainW, { lambdas: options.lambdas, maxIterations }, progress),
-  );
+  candidates.push(calibrationCandidate(rows, maxIterations));
+  candidates.push(...probeCandidates(rows, { lambdas: options.lambdas, maxIterations }, progress));
   if (data.states) {
     progress?.('shrinkage LDA: cross-validating');
     candidates.push(...ldaCandidates(data, train, fold, folds, maxIterations));
