@@ -136,7 +136,8 @@ export function fitTemplate(
   const items = measure(t, p, fitted.file, report);
   if (fitted.chosen === 'base model') {
     report.served = false;
-    report.reason = `not served: no candidate beat the base model's cross-validated NLL on ${p.train.length} training examples, so the base model answers`;
+    const nll = fitted.candidates[0]?.nll ?? 0;
+    report.reason = `not served: not better than the base model on ${p.train.length} training examples (no candidate's cross-validated NLL is below the base model's ${nll.toFixed(4)}), so the base model answers`;
     return done(null);
   }
   const gate = servingGate(items.before, items.after, hash32(t.template), fitted.chosen);
@@ -168,7 +169,7 @@ function fitSmallTemplates(
   const before = fitted.flatMap((f) => f?.items.before ?? []);
   const after = fitted.flatMap((f) => f?.items.after ?? []);
   // the gate reads the held-out examples of every such template together (this one's among them)
-  const what = `shared model, over the ${small.length} templates with under ${minExamples} examples,`;
+  const what = `shared model, gated over the held-out examples of the ${small.length} templates with under ${minExamples} examples`;
   const gate =
     before.length > 0 ? servingGate(before, after, hash32(small.map((x) => x.t.template).join()), what) : null;
   return small.map(({ t }, s) => {

@@ -187,10 +187,11 @@ export function servingGate(
   const level = `${Math.round(GATE_LEVEL * 100)}%`;
   const brier = `Brier ${f(mean(b0))} -> ${f(mean(b1))}`;
   const nllText = `NLL ${f(mean(n0))} -> ${f(mean(n1))}`;
+  const bound = `the gain's ${level} paired-bootstrap lower bound ${f(brierLower)}`;
   const why = served
-    ? `served: the ${what} beats the base model on ${n} held-out examples: ${brier} (the gain's ${level} paired-bootstrap lower bound ${f(brierLower)} > 0), ${nllText}`
+    ? `served: better than the base model on ${n} held-out examples by more than chance (the ${what}: ${brier}, ${bound} > 0; ${nllText})`
     : brierGain <= 0 || nllGain <= 0
-      ? `not served: the ${what} is not better than the base model on ${n} held-out examples (${brier}, ${nllText})`
-      : `not served: the ${what} is better on ${n} held-out examples by too little to tell from chance (${brier}, the gain's ${level} paired-bootstrap lower bound ${f(brierLower)} <= 0; ${nllText})`;
+      ? `not served: not better than the base model on ${n} held-out examples (the ${what}: ${brier}, ${nllText})`
+      : `not served: better than the base model on ${n} held-out examples by too little to tell from chance (the ${what}: ${brier}, ${bound} <= 0; ${nllText})`;
   return { served, brierGain, nllGain, brierLower, why };
 }
