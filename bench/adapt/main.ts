@@ -26,6 +26,7 @@ import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapt
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
+import type { DecisionQuestion } from '../../src/engines/request.ts';
 import { labelStatesOf } from '../../src/jobs/job-kit.ts';
 import { hash32, mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
@@ -409,29 +410,47 @@ async function caldecAccount() {
   const cases = loadCaldec();
   if (cases.length === 0) return null;
   type Row = TemplateRow & { gold: number[]; test: boolean };
-  const templates = new Map<string, { type: TemplateData['type']; labels: string[]; rows: Row[]; options: unknown }>();
-  for (const c of cases) {
-    const answer = await engine.answer(c.request, AbortSignal.timeout(60_000));
-    const state = engine.features ? await engine.features.state(c.request) : null;
-    const test = hash32(c.id) % 2 === 1;
-    c.request.questions.forEach((q, qi) => {
-      const labels = q.options.map((o) => o.label);
-      const key = JSON.stringify([q.type, q.instructions, labels]);
-      let t = templates.get(key);
-      if (!t) {
-        t = { type: q.type, labels, rows: [], options: q };
-        templates.set(key, t);
-      }
-      const gold = c.targets[qi] ?? [];
-      const label = gold.indexOf(Math.max(...gold));
-      t.rows.push({ base: answer.probabilities[qi] ?? [], state, label, target: gold, gold, test });
-    });
+  const templates = new Map<
+    string,
+    { type: TemplateData['type']; labels: string[]; rows: Row[]; question: DecisionQuestion }
+  >();
+  let skipped = 0;
+  for (let i = 0; i < cases.length; i += 16) {
+    const read = await Promise.all(
+      cases.slice(i, i + 16).map(async (c) => {
+        try {
+          const answer = await engine.answer(c.request, AbortSignal.timeout(120_000));
+          const state = engine.features ? await engine.features.state(c.request) : null;
+          return { c, answer, state };
+        } catch {
+          skipped++;
+          return null;
+        }
+      }),
+    );
+    for (const r of read) {
+      if (!r) continue;
+      const { c, answer, state } = r;
+      const test = hash32(c.id) % 2 === 1;
+      c.request.questions.forEach((q, qi) => {
+        const labels = q.options.map((o) => o.label);
+        const key = JSON.stringify([q.type, q.instructions, labels]);
+        let t = templates.get(key);
+        if (!t) {
+          t = { type: q.type, labels, rows: [], question: q };
+          templates.set(key, t);
+        }
+        const gold = c.targets[qi] ?? [];
+        const label = gold.indexOf(Math.max(...gold));
+        t.rows.push({ base: answer.probabilities[qi] ?? [], state, label, target: gold, gold, test });
+      });
+    }
   }
   const ids = [...templates.keys()];
   const data: TemplateData[] = [];
   for (const [key, t] of templates) {
-    const q = t.options as Parameters<NonNullable<NonNullable<typeof engine.features>['options']>>[0];
-    const labelStates = t.type === 'choice' && engine.features?.options ? await engine.features.options(q) : null;
+    const labelStates =
+      t.type === 'choice' && engine.features?.options ? await engine.features.options(t.question) : null;
     data.push({
       template: `tpl_caldec_${ids.indexOf(key)}`,
       type: t.type,
@@ -440,51 +459,61 @@ async function caldecAccount() {
       labelStates,
     });
   }
-  const t0 = performance.now();
-  const fitted = fitAdapter(data, { minExamples: 20 });
-  const seconds = (performance.now() - t0) / 1000;
-  const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
-  const items = { base: [] as (MetricItem & { type: string })[], served: [] as (MetricItem & { type: string })[] };
-  [...templates.values()].forEach((t, i) => {
-    const head = heads.get(`tpl_caldec_${i}`);
-    for (const r of t.rows.filter((x) => x.test)) {
-      const ordinal = t.type === 'score';
-      items.base.push({ p: asServed(r.base), t: r.gold, ordinal, type: t.type });
-      items.served.push({
-        p: asServed(head ? applyHead(head, r.base, r.state) : r.base),
-        t: r.gold,
-        ordinal,
-        type: t.type,
-      });
-    }
-  });
-  const byType = (list: (MetricItem & { type: string })[]) =>
+  const list = [...templates.values()];
+  const byType = (items: (MetricItem & { type: string })[]) =>
     Object.fromEntries(
       ['all', 'noul', 'choice', 'score'].map((type) => [
         type,
-        measure(list.filter((x) => type === 'all' || x.type === type)),
+        measure(items.filter((x) => type === 'all' || x.type === type)),
       ]),
     );
+  /** The test half answered by the base model where `heads` has no head, as served. */
+  const answered = (heads: ReturnType<typeof parseAdapter>['heads'] | null) =>
+    byType(
+      list.flatMap((t, i) => {
+        const head = heads?.get(`tpl_caldec_${i}`);
+        return t.rows
+          .filter((x) => x.test)
+          .map((r) => ({
+            p: asServed(head ? applyHead(head, r.base, r.state) : r.base),
+            t: r.gold,
+            ordinal: t.type === 'score',
+            type: t.type,
+          }));
+      }),
+    );
+  const variant = (shared: boolean) => {
+    const t0 = performance.now();
+    const fitted = fitAdapter(data, { minExamples: 20, shared });
+    const seconds = (performance.now() - t0) / 1000;
+    const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
+    return {
+      served: fitted.reports.filter((r) => r.served).length,
+      seconds: Math.round(seconds),
+      metrics: answered(heads),
+      templates: fitted.reports.map((r) => ({ n: r.n, served: r.served, chosen: r.chosen, reason: r.reason })),
+    };
+  };
   const out = {
     cases: cases.length,
+    skipped,
     templates: data.length,
     trainRows: data.reduce((a, t) => a + t.rows.length, 0),
-    testRows: items.base.length,
-    served: fitted.reports.filter((r) => r.served).length,
-    chosen: Object.fromEntries(
-      fitted.reports.map((r) => [r.template, { n: r.n, served: r.served, chosen: r.chosen, reason: r.reason }]),
-    ),
-    seconds: Math.round(seconds),
-    zeroShot: byType(items.base),
-    adapter: byType(items.served),
+    testRows: list.reduce((a, t) => a + t.rows.filter((r) => r.test).length, 0),
+    zeroShot: answered(null),
+    withShared: variant(true),
+    withoutShared: variant(false),
   };
   console.log(
-    `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows; ${out.served} templates served; fit ${out.seconds} s`,
+    `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows (${skipped} cases over the limits); served ${out.withShared.served} templates (${out.withoutShared.served} without the shared model); fit ${out.withShared.seconds} s`,
   );
-  for (const type of ['all', 'noul', 'choice', 'score'])
+  console.log('| caldec | accuracy: zero-shot / adapter / without shared | Brier | ECE |');
+  for (const type of ['all', 'noul', 'choice', 'score']) {
+    const [z, a, w] = [out.zeroShot, out.withShared.metrics, out.withoutShared.metrics].map((m) => m[type]);
     console.log(
-      `| caldec ${type} | ${out.zeroShot[type]?.accuracy.toFixed(3)} / ${out.adapter[type]?.accuracy.toFixed(3)} | ${out.zeroShot[type]?.brier.toFixed(4)} / ${out.adapter[type]?.brier.toFixed(4)} | ${out.zeroShot[type]?.ece.toFixed(3)} / ${out.adapter[type]?.ece.toFixed(3)} |`,
+      `| ${type} | ${z?.accuracy.toFixed(3)} / ${a?.accuracy.toFixed(3)} / ${w?.accuracy.toFixed(3)} | ${z?.brier.toFixed(4)} / ${a?.brier.toFixed(4)} / ${w?.brier.toFixed(4)} | ${z?.ece.toFixed(3)} / ${a?.ece.toFixed(3)} / ${w?.ece.toFixed(3)} (${a?.eceFloor.toFixed(3)}) |`,
     );
+  }
   return out;
 }
 const caldec = values.caldec === 'off' ? null : await caldecAccount();

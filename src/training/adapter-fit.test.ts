@@ -345,6 +345,10 @@ describe('adapter fitting', () => {
     assert.ok(head);
     const right = shape.rows.filter((r) => (applyHead(head, r.base, r.state)[r.label] ?? 0) > 0.5).length;
     assert.ok(right / shape.rows.length > 0.8, `shared accuracy ${right / shape.rows.length}`);
+    // without the shared model, a template of 10 examples has too few for a head of its own
+    const alone = fitAdapter(templates, { minExamples: 20, shared: false });
+    assert.equal(alone.heads.length, 0);
+    assert.match(alone.reports[0]?.reason ?? '', /^not fitted: 10 labelled examples, at least 20 are needed/);
     // a fitting child's share: the same heads for its templates, the shared model read from all of them
     const share = fitAdapter(templates, { minExamples: 20, only: ['tpl_small_3'] });
     assert.deepEqual(

@@ -200,7 +200,7 @@ export function fitAdapter(
   const mine = only ? templates.filter((t) => only.has(t.template)) : templates;
   let shared: SharedModel | null = null;
   const small: { t: TemplateData; p: Prepared }[] = [];
-  if (!options.distill) {
+  if (!options.distill && options.shared !== false) {
     const eligible = templates.filter(
       (t) => t.rows.length >= SHARED_MIN_EXAMPLES && new Set(t.rows.map((r) => r.label)).size >= 2,
     );

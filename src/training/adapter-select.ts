@@ -40,6 +40,8 @@ export interface FitOptions {
   project?: boolean;
   /** Called after each fit with the share done (0..1) and what is being done. */
   onProgress?: (done: number, message: string) => void;
+  /** The account's shared model over all its templates (adapter-shared.ts) as a candidate (default true). */
+  shared?: boolean;
   /** Distillation (issue 34): fit to a teacher's rows (fitDistilledTemplate), human labels weighted `humanWeight`. */
   distill?: { teacher: string; humanWeight: number } | undefined;
 }
