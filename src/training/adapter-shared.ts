@@ -5,11 +5,12 @@
  *
  *   z_tj = a_type ln p_base_j + b_tj + c_key + s . v_tj
  *
- * where, for a class with option features e_tj (a choice template's labelStates), v_tj = m (x) e_tj +
- * g e_tj (one diagonal bilinear map m and one scale g shared by every option of every template: the
- * option's embedding conditions the correction), and for a class without (yes/no, score levels: the
- * same label means the same thing across templates), v_tj = W_key and c_key shared by every
- * template's class of that type and label. b_tj is the template's own bias, penalised harder than the
+ * where, for a class with option features e_tj (labelStates: a choice option's text, a yes/no
+ * question's instruction as its yes option, a score level's description), v_tj = m_type (x) e_tj +
+ * g_type e_tj (one diagonal bilinear map and one scale per question type, shared by every option of
+ * every template: the option's embedding conditions the correction), and for a class without (a
+ * yes/no question's no, a level without text: the same label means the same thing across
+ * templates), v_tj = W_key and c_key shared by every template's class of that type and label. b_tj is the template's own bias, penalised harder than the
  * shared parts, and a_type is penalised toward 1, so that with few rows the model stays at the base
  * answer. The L2 penalty on m and W is chosen from a grid by the pooled out-of-fold NLL over the
  * templates' own training folds, and one temperature is fitted on those out-of-fold logits.
@@ -78,8 +79,8 @@ function layout(inputs: readonly SharedInput[], d: number): Layout {
   });
   const a = 0;
   const m = TYPES.length;
-  const g = m + d;
-  const w = g + 1;
+  const g = m + TYPES.length * d;
+  const w = g + TYPES.length;
   const c = w + keys.size * d;
   const b = c + keys.size;
   const biasAt: number[] = [];
@@ -105,7 +106,9 @@ function rowLogits(
   const d = lay.d;
   const states = data.states as Float32Array | Float64Array;
   const ls = data.labelStates;
-  const a = x[lay.a + TYPES.indexOf(template.type)] ?? 1;
+  const type = TYPES.indexOf(template.type);
+  const a = x[lay.a + type] ?? 1;
+  const mAt = lay.m + type * d;
   const keyOf = lay.keyOf[ti] as Int32Array;
   const s0 = i * d;
   for (let j = 0; j < k; j++) {
@@ -116,11 +119,11 @@ function rowLogits(
       const w0 = lay.w + key * d;
       for (let q = 0; q < d; q++) v += (x[w0 + q] ?? 0) * (states[s0 + q] ?? 0);
     } else if (ls) {
-      const g = x[lay.g] ?? 0;
+      const g = x[lay.g + type] ?? 0;
       const e0 = j * d;
       for (let q = 0; q < d; q++) {
         const se = (states[s0 + q] ?? 0) * (ls[e0 + q] ?? 0);
-        v += ((x[lay.m + q] ?? 0) + g) * se;
+        v += ((x[mAt + q] ?? 0) + g) * se;
       }
     }
     out[j] = v;
@@ -129,14 +132,15 @@ function rowLogits(
 
 type Rows = { ti: number; i: number }[];
 
-function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lambda: number, maxIterations: number) {
+/** The penalised mean cross-entropy over `rows` and its gradient, for L-BFGS. */
+function sharedObjective(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lambda: number) {
   const kMax = Math.max(...inputs.map((x) => x.data.k));
   const z = new Float64Array(kMax);
   let total = 0;
   for (const { ti, i } of rows) total += inputs[ti]?.data.w[i] ?? 1;
   const inv = 1 / Math.max(1e-12, total);
   const d = lay.d;
-  const objective = (x: Float64Array, grad: Float64Array): number => {
+  return (x: Float64Array, grad: Float64Array): number => {
     grad.fill(0);
     let loss = 0;
     for (const { ti, i } of rows) {
@@ -154,7 +158,9 @@ function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lamb
       const states = data.states as Float32Array | Float64Array;
       const ls = data.labelStates;
       const keyOf = lay.keyOf[ti] as Int32Array;
-      const aAt = lay.a + TYPES.indexOf(template.type);
+      const type = TYPES.indexOf(template.type);
+      const aAt = lay.a + type;
+      const mAt = lay.m + type * d;
       const s0 = i * d;
       for (let j = 0; j < k; j++) {
         const tj = data.t[i * k + j] ?? 0;
@@ -175,10 +181,10 @@ function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lamb
           let dot = 0;
           for (let q = 0; q < d; q++) {
             const se = (states[s0 + q] ?? 0) * (ls[e0 + q] ?? 0);
-            grad[lay.m + q] = (grad[lay.m + q] ?? 0) + r * se;
+            grad[mAt + q] = (grad[mAt + q] ?? 0) + r * se;
             dot += se;
           }
-          grad[lay.g] = (grad[lay.g] ?? 0) + r * dot;
+          grad[lay.g + type] = (grad[lay.g + type] ?? 0) + r * dot;
         }
       }
     }
@@ -196,9 +202,23 @@ function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lamb
     penalise(lay.b, lay.size, OWN_BIAS_PENALTY);
     return loss;
   };
+}
+
+function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, lambda: number, maxIterations: number) {
   const x0 = new Float64Array(lay.size);
   x0.fill(1, lay.a, lay.a + TYPES.length);
-  return lbfgs(objective, x0, { maxIterations, gradientTolerance: 1e-5 }).x;
+  return lbfgs(sharedObjective(inputs, lay, rows, lambda), x0, { maxIterations, gradientTolerance: 1e-5 }).x;
+}
+
+/**
+ * The shared model's objective over every training row of `inputs` at `lambda`, with its parameter
+ * count (tests check its gradient against finite differences).
+ */
+export function sharedObjectiveOf(inputs: readonly SharedInput[], lambda: number) {
+  const d = inputs[0]?.data.d ?? 0;
+  const lay = layout(inputs, d);
+  const rows: Rows = inputs.flatMap((x, ti) => x.train.map((i) => ({ ti, i })));
+  return { size: lay.size, objective: sharedObjective(inputs, lay, rows, lambda) };
 }
 
 /** A template's served parameters [a, b_0..b_k-1, W (k x d)] (adapter-linear's probe layout). */
@@ -207,17 +227,18 @@ function templateParams(inputs: readonly SharedInput[], lay: Layout, ti: number,
   const { k } = data;
   const d = lay.d;
   const out = new Float64Array(1 + k + k * d);
-  out[0] = x[lay.a + TYPES.indexOf(template.type)] ?? 1;
+  const type = TYPES.indexOf(template.type);
+  out[0] = x[lay.a + type] ?? 1;
+  const mAt = lay.m + type * d;
   const keyOf = lay.keyOf[ti] as Int32Array;
   const ls = data.labelStates;
-  const g = x[lay.g] ?? 0;
+  const g = x[lay.g + type] ?? 0;
   for (let j = 0; j < k; j++) {
     const key = keyOf[j] ?? -1;
     out[1 + j] = (x[(lay.biasAt[ti] ?? 0) + j] ?? 0) + (key >= 0 ? (x[lay.c + key] ?? 0) : 0);
     const w0 = 1 + k + j * d;
     for (let q = 0; q < d; q++)
-      out[w0 + q] =
-        key >= 0 ? (x[lay.w + key * d + q] ?? 0) : ls ? ((x[lay.m + q] ?? 0) + g) * (ls[j * d + q] ?? 0) : 0;
+      out[w0 + q] = key >= 0 ? (x[lay.w + key * d + q] ?? 0) : ls ? ((x[mAt + q] ?? 0) + g) * (ls[j * d + q] ?? 0) : 0;
   }
   return out;
 }
