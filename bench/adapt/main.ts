@@ -449,8 +449,8 @@ async function caldecAccount() {
   const ids = [...templates.keys()];
   const data: TemplateData[] = [];
   for (const [key, t] of templates) {
-    const labelStates =
-      t.type === 'choice' && engine.features?.options ? await engine.features.options(t.question) : null;
+    // every type's option features (a job reads a choice template's only; the variants below compare)
+    const labelStates = engine.features?.options ? await engine.features.options(t.question) : null;
     data.push({
       template: `tpl_caldec_${ids.indexOf(key)}`,
       type: t.type,
@@ -482,9 +482,10 @@ async function caldecAccount() {
           }));
       }),
     );
-  const variant = (shared: boolean) => {
+  const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
+  const variant = (shared: boolean, templates = data) => {
     const t0 = performance.now();
-    const fitted = fitAdapter(data, { minExamples: 20, shared });
+    const fitted = fitAdapter(templates, { minExamples: 20, shared });
     const seconds = (performance.now() - t0) / 1000;
     const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
     return {
@@ -502,16 +503,29 @@ async function caldecAccount() {
     testRows: list.reduce((a, t) => a + t.rows.filter((r) => r.test).length, 0),
     zeroShot: answered(null),
     withShared: variant(true),
+    withSharedChoiceOptionsOnly: variant(true, choiceOnly),
     withoutShared: variant(false),
   };
   console.log(
     `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows (${skipped} cases over the limits); served ${out.withShared.served} templates (${out.withoutShared.served} without the shared model); fit ${out.withShared.seconds} s`,
   );
-  console.log('| caldec | accuracy: zero-shot / adapter / without shared | Brier | ECE |');
+  console.log(
+    `served without the shared model ${out.withoutShared.served}, with it reading choice options only ${out.withSharedChoiceOptionsOnly.served}`,
+  );
+  console.log(
+    '| caldec | accuracy: zero-shot / adapter / shared reading choice options only / without shared | Brier | ECE (floor) |',
+  );
   for (const type of ['all', 'noul', 'choice', 'score']) {
-    const [z, a, w] = [out.zeroShot, out.withShared.metrics, out.withoutShared.metrics].map((m) => m[type]);
+    const ms = [
+      out.zeroShot,
+      out.withShared.metrics,
+      out.withSharedChoiceOptionsOnly.metrics,
+      out.withoutShared.metrics,
+    ];
+    const col = (f: (m: ReturnType<typeof measure>) => string) =>
+      ms.map((m) => (m[type] ? f(m[type]) : '-')).join(' / ');
     console.log(
-      `| ${type} | ${z?.accuracy.toFixed(3)} / ${a?.accuracy.toFixed(3)} / ${w?.accuracy.toFixed(3)} | ${z?.brier.toFixed(4)} / ${a?.brier.toFixed(4)} / ${w?.brier.toFixed(4)} | ${z?.ece.toFixed(3)} / ${a?.ece.toFixed(3)} / ${w?.ece.toFixed(3)} (${a?.eceFloor.toFixed(3)}) |`,
+      `| ${type} | ${col((m) => m.accuracy.toFixed(3))} | ${col((m) => m.brier.toFixed(4))} | ${col((m) => m.ece.toFixed(3))} (${out.withShared.metrics[type]?.eceFloor.toFixed(3)}) |`,
     );
   }
   return out;
