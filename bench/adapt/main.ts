@@ -16,7 +16,8 @@
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
  * Writes bench/results/adapt.json.
  *
- *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off]
+ *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off] [--caldec off]
+ *     [--latency off] [--gate 0.95,0.9]
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -79,6 +80,7 @@ const { values } = parseArgs({
     test: { type: 'string' },
     seed: { type: 'string' },
     refit: { type: 'string' },
+    gate: { type: 'string' },
     clinc: { type: 'string' },
     caldec: { type: 'string' },
     latency: { type: 'string' },
@@ -89,6 +91,8 @@ const sets = values.sets ? values.sets.split(',') : DEFAULT_SETS;
 const sizes = (values.sizes ?? '20,50,200,500,1000').split(',').map(Number);
 const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
+/** The serving gate's levels measured (adapter-select.ts servingGate); the first is printed and CalDec's. */
+const gateLevels = (values.gate ?? '0.95').split(',').map(Number);
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
 function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number } {
@@ -203,17 +207,22 @@ for (const name of sets) {
     );
     if (!head) continue;
     // as a training job serves it: 25% of the sample held out, the head served only past the gate
-    const job = fitTemplate(data, { refit, minExamples: 1 });
-    const jobHead = job.head
-      ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(f.template.id)
-      : undefined;
-    const served = measure(
-      test.map((r) => ({
-        p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
-        t: target(r.label),
-        ordinal,
-      })),
-    );
+    // (at each of --gate levels; the first is the one printed)
+    const byGate = gateLevels.map((level) => {
+      const job = fitTemplate(data, { refit, minExamples: 1, gate: { level } });
+      const jobHead = job.head
+        ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(f.template.id)
+        : undefined;
+      const metrics = measure(
+        test.map((r) => ({
+          p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
+          t: target(r.label),
+          ordinal,
+        })),
+      );
+      return { level, job, metrics };
+    });
+    const { job, metrics: served } = byGate[0] as (typeof byGate)[number];
     const prior = majorityPrior(sample.map((r) => target(r.label)));
     const adapter = measure(
       test.map((r) => ({ p: asServed(applyHead(head, r.base, r.state)), t: target(r.label), ordinal })),
@@ -226,6 +235,7 @@ for (const name of sets) {
       served,
       servedBy: job.head ? job.report.chosen : 'base model',
       reason: job.report.reason,
+      gates: byGate.map((g) => ({ level: g.level, served: g.job.report.served, metrics: g.metrics })),
       trainPrior,
       seconds: Math.round(seconds * 100) / 100,
       peakRssMb,
@@ -485,7 +495,7 @@ async function caldecAccount() {
   const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
   const variant = (shared: boolean, templates = data) => {
     const t0 = performance.now();
-    const fitted = fitAdapter(templates, { minExamples: 20, shared });
+    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level: gateLevels[0] ?? 0.95 } });
     const seconds = (performance.now() - t0) / 1000;
     const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
     return {

@@ -274,19 +274,32 @@ describe('adapter fitting', () => {
     assert.ok(Math.abs(t - 2) < 0.2, `T = ${t}`);
   });
 
-  test('the serving gate wants a paired-bootstrap margin: a small gain on 9 rows is not enough, on 400 it is', () => {
+  test('the serving gate wants 10 held-out rows and a paired-bootstrap margin: a small gain on 12 rows is not enough, on 400 it is', () => {
     // the adapter says [0.4, 0.6] everywhere: right on two rows in three
     const items = (n: number, p: number) =>
       Array.from({ length: n }, (_, i) => ({ p: [1 - p, p], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
     // the base says 0.5 everywhere; the adapter is right on two rows in three with 0.6, wrong on one with 0.6
     const base = (n: number) =>
       Array.from({ length: n }, (_, i) => ({ p: [0.5, 0.5], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
-    const few = servingGate(base(9), items(9, 0.6), 1, 'probe');
+    // under 10 held-out rows the gate does not decide: 5 rows that all improved are no evidence
+    const five = servingGate(
+      base(5),
+      items(5, 0.6).map((x) => ({ ...x, p: x.t[0] === 1 ? [0.6, 0.4] : [0.4, 0.6] })),
+      1,
+      'probe',
+    );
+    assert.ok(five.brierGain > 0);
+    assert.equal(five.served, false);
+    assert.match(
+      five.why,
+      /^not served: 5 held-out examples, at least 10 are needed to tell a gain from chance \(the probe: /,
+    );
+    const few = servingGate(base(12), items(12, 0.6), 1, 'probe');
     assert.ok(few.brierGain > 0 && few.nllGain > 0);
     assert.equal(few.served, false);
     assert.match(
       few.why,
-      /^not served: better than the base model on 9 held-out examples by too little to tell from chance \(the probe: /,
+      /^not served: better than the base model on 12 held-out examples by too little to tell from chance \(the probe: /,
     );
     const many = servingGate(base(400), items(400, 0.6), 1, 'probe');
     assert.equal(many.served, true);

@@ -156,7 +156,7 @@ export function fitTemplate(
     report.reason = `not served: not better than the base model on ${p.train.length} training examples (no candidate's cross-validated NLL is below the base model's ${nll.toFixed(4)}), so the base model answers`;
     return done(null);
   }
-  const gate = servingGate(items.before, items.after, hash32(t.template), fitted.chosen);
+  const gate = servingGate(items.before, items.after, hash32(t.template), fitted.chosen, options.gate);
   report.served = gate.served;
   report.reason = gate.why;
   return done(gate.served ? fitted.file : null);
@@ -171,6 +171,7 @@ function fitSmallTemplates(
   small: readonly { t: TemplateData; p: Prepared }[],
   shared: SharedModel | null,
   minExamples: number,
+  options: FitOptions,
 ) {
   const out = small.map(({ t }) => emptyReport(t, performance.now()));
   const fitted = small.map(({ t, p }, s) => {
@@ -187,7 +188,9 @@ function fitSmallTemplates(
   // the gate reads the held-out examples of every such template together (this one's among them)
   const what = `shared model, gated over the held-out examples of the ${small.length} templates with under ${minExamples} examples`;
   const gate =
-    before.length > 0 ? servingGate(before, after, hash32(small.map((x) => x.t.template).join()), what) : null;
+    before.length > 0
+      ? servingGate(before, after, hash32(small.map((x) => x.t.template).join()), what, options.gate)
+      : null;
   return small.map(({ t }, s) => {
     const { report, done } = out[s] as ReturnType<typeof emptyReport>;
     const f = fitted[s];
@@ -232,7 +235,7 @@ export function fitAdapter(
     for (const x of prepared) if (x.t.rows.length < minExamples) small.push(x);
   }
   const smallResults = new Map(
-    fitSmallTemplates(small, shared, minExamples).map((r, s) => [small[s]?.t.template ?? '', r]),
+    fitSmallTemplates(small, shared, minExamples, options).map((r, s) => [small[s]?.t.template ?? '', r]),
   );
   mine.forEach((t, index) => {
     const progress = (message: string) => options.onProgress?.(index / mine.length, `${t.template}: ${message}`);
