@@ -493,9 +493,9 @@ async function caldecAccount() {
       }),
     );
   const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
-  const variant = (shared: boolean, templates = data) => {
+  const variant = (shared: boolean, templates = data, level = gateLevels[0] ?? 0.95) => {
     const t0 = performance.now();
-    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level: gateLevels[0] ?? 0.95 } });
+    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level } });
     const seconds = (performance.now() - t0) / 1000;
     const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
     return {
@@ -515,6 +515,11 @@ async function caldecAccount() {
     withShared: variant(true),
     withSharedChoiceOptionsOnly: variant(true, choiceOnly),
     withoutShared: variant(false),
+    /** The shared model at every gate level measured. */
+    byGate: gateLevels.map((level) => {
+      const v = variant(true, data, level);
+      return { level, served: v.served, metrics: v.metrics };
+    }),
   };
   console.log(
     `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows (${skipped} cases over the limits); served ${out.withShared.served} templates (${out.withoutShared.served} without the shared model); fit ${out.withShared.seconds} s`,
