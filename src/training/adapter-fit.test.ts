@@ -53,7 +53,7 @@ describe('adapter fitting', () => {
     assert.ok((report.after?.brier ?? 1) < (report.before?.brier ?? 0));
     assert.match(
       report.reason,
-      /^served: better than the base model on 15 held-out examples by more than chance \(the probe \(L2 [\d.e-]+\): Brier 0\.2222 -> [\d.]+, the gain's 95% paired-bootstrap lower bound 0\.\d+ > 0; NLL /,
+      /^served: better than the base model on 15 held-out examples by more than chance \(the probe \(L2 [\d.e-]+\): Brier 0\.2222 -> [\d.]+, the gain's 90% paired-bootstrap lower bound 0\.\d+ > 0; NLL /,
     );
     assert.equal(report.reliability?.after?.length, 15);
   });
