@@ -16,7 +16,8 @@
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
  * Writes bench/results/adapt.json.
  *
- *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off]
+ *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off] [--caldec off]
+ *     [--latency off] [--gate 0.9,0.95]
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,15 +27,24 @@ import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapt
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
+import type { DecisionQuestion } from '../../src/engines/request.ts';
 import { labelStatesOf } from '../../src/jobs/job-kit.ts';
-import { mulberry32, shuffled } from '../../src/lib/seeded.ts';
+import { hash32, mulberry32, shuffled } from '../../src/lib/seeded.ts';
 import type { ServedAdapter } from '../../src/systemone/adapters.ts';
 import { canonicalLabel } from '../../src/systemone/examples.ts';
 import { toDecisionRequest } from '../../src/systemone/normalize.ts';
 import type { WireQuestion, WireState } from '../../src/systemone/protocol.ts';
 import { createSystemOne } from '../../src/systemone/serve.ts';
 import { templateOf, toCanonical } from '../../src/systemone/templates.ts';
-import { fitAllRows, splitRows, type TemplateData, type TemplateRow } from '../../src/training/adapter-fit.ts';
+import {
+  fitAdapter,
+  fitAllRows,
+  fitTemplate,
+  splitRows,
+  type TemplateData,
+  type TemplateRow,
+} from '../../src/training/adapter-fit.ts';
+import { loadCaldec } from '../../src/training/caldec.ts';
 import { REPO_ROOT } from '../../src/training/data.ts';
 import {
   asServed,
@@ -70,14 +80,19 @@ const { values } = parseArgs({
     test: { type: 'string' },
     seed: { type: 'string' },
     refit: { type: 'string' },
+    gate: { type: 'string' },
     clinc: { type: 'string' },
+    caldec: { type: 'string' },
+    latency: { type: 'string' },
   },
 });
 const refit = values.refit === 'folds' ? 'folds' : 'all';
 const sets = values.sets ? values.sets.split(',') : DEFAULT_SETS;
-const sizes = (values.sizes ?? '25,50,100,200,500,1000').split(',').map(Number);
+const sizes = (values.sizes ?? '20,50,200,500,1000').split(',').map(Number);
 const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
+/** The serving gate's levels measured (adapter-select.ts servingGate); the first is printed and CalDec's. */
+const gateLevels = (values.gate ?? '0.9').split(',').map(Number);
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
 function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number } {
@@ -191,6 +206,23 @@ for (const name of sets) {
       f.template.id,
     );
     if (!head) continue;
+    // as a training job serves it: 25% of the sample held out, the head served only past the gate
+    // (at each of --gate levels; the first is the one printed)
+    const byGate = gateLevels.map((level) => {
+      const job = fitTemplate(data, { refit, minExamples: 1, gate: { level } });
+      const jobHead = job.head
+        ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(f.template.id)
+        : undefined;
+      const metrics = measure(
+        test.map((r) => ({
+          p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
+          t: target(r.label),
+          ordinal,
+        })),
+      );
+      return { level, job, metrics };
+    });
+    const { job, metrics: served } = byGate[0] as (typeof byGate)[number];
     const prior = majorityPrior(sample.map((r) => target(r.label)));
     const adapter = measure(
       test.map((r) => ({ p: asServed(applyHead(head, r.base, r.state)), t: target(r.label), ordinal })),
@@ -200,11 +232,15 @@ for (const name of sets) {
       labels: n,
       kind: fitted.file.kind,
       adapter,
+      served,
+      servedBy: job.head ? job.report.chosen : 'base model',
+      reason: job.report.reason,
+      gates: byGate.map((g) => ({ level: g.level, served: g.job.report.served, metrics: g.metrics })),
       trainPrior,
       seconds: Math.round(seconds * 100) / 100,
       peakRssMb,
     });
-    const line = `| ${name} | ${f.template.type} | ${n} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${priorOracle.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${priorOracle.brier.toFixed(4)} | ${base.nll.toFixed(3)} / ${adapter.nll.toFixed(3)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} (${adapter.eceFloor.toFixed(3)}) | ${fitted.file.kind} | ${seconds.toFixed(1)} s |`;
+    const line = `| ${name} | ${f.template.type} | ${n} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${served.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${served.brier.toFixed(4)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} / ${served.ece.toFixed(3)} (${served.eceFloor.toFixed(3)}) | ${fitted.chosen} | ${job.head ? job.report.chosen : 'base model'} | ${seconds.toFixed(1)} s |`;
     lines.push(line);
     console.log(line);
   }
@@ -371,19 +407,161 @@ async function clinc150() {
   console.log('clinc150 zero-shot (head without clinc150):', out['zero-shot (head without clinc150)']);
   return { rows: rows.length, classes: k, folds, ...out };
 }
+/**
+ * CalDec validation as one account's own templates (issue 39): each distinct question (type,
+ * instructions, options) a template, the cases split in halves by a hash of the case id; the account's
+ * labelled examples are the first half's (soft targets: the gold distributions, their argmax the
+ * label), fitted as a training job fits them (fitAdapter: each template's candidates and the shared
+ * model over all of them, served past the gate), and the second half answered by what is served
+ * (the base model where no head is). Accuracy (argmax against the gold argmax), Brier against the gold
+ * distribution and ECE, per question type and overall.
+ */
+async function caldecAccount() {
+  const cases = loadCaldec();
+  if (cases.length === 0) return null;
+  type Row = TemplateRow & { gold: number[]; test: boolean };
+  const templates = new Map<
+    string,
+    { type: TemplateData['type']; labels: string[]; rows: Row[]; question: DecisionQuestion }
+  >();
+  let skipped = 0;
+  for (let i = 0; i < cases.length; i += 16) {
+    const read = await Promise.all(
+      cases.slice(i, i + 16).map(async (c) => {
+        try {
+          const answer = await engine.answer(c.request, AbortSignal.timeout(120_000));
+          const state = engine.features ? await engine.features.state(c.request) : null;
+          return { c, answer, state };
+        } catch {
+          skipped++;
+          return null;
+        }
+      }),
+    );
+    for (const r of read) {
+      if (!r) continue;
+      const { c, answer, state } = r;
+      const test = hash32(c.id) % 2 === 1;
+      c.request.questions.forEach((q, qi) => {
+        const labels = q.options.map((o) => o.label);
+        const key = JSON.stringify([q.type, q.instructions, labels]);
+        let t = templates.get(key);
+        if (!t) {
+          t = { type: q.type, labels, rows: [], question: q };
+          templates.set(key, t);
+        }
+        const gold = c.targets[qi] ?? [];
+        const label = gold.indexOf(Math.max(...gold));
+        t.rows.push({ base: answer.probabilities[qi] ?? [], state, label, target: gold, gold, test });
+      });
+    }
+  }
+  const ids = [...templates.keys()];
+  const data: TemplateData[] = [];
+  for (const [key, t] of templates) {
+    // every type's option features (a job reads a choice template's only; the variants below compare)
+    const labelStates = engine.features?.options ? await engine.features.options(t.question) : null;
+    data.push({
+      template: `tpl_caldec_${ids.indexOf(key)}`,
+      type: t.type,
+      labels: t.labels,
+      rows: t.rows.filter((r) => !r.test),
+      labelStates,
+    });
+  }
+  const list = [...templates.values()];
+  const byType = (items: (MetricItem & { type: string })[]) =>
+    Object.fromEntries(
+      ['all', 'noul', 'choice', 'score'].map((type) => [
+        type,
+        measure(items.filter((x) => type === 'all' || x.type === type)),
+      ]),
+    );
+  /** The test half answered by the base model where `heads` has no head, as served. */
+  const answered = (heads: ReturnType<typeof parseAdapter>['heads'] | null) =>
+    byType(
+      list.flatMap((t, i) => {
+        const head = heads?.get(`tpl_caldec_${i}`);
+        return t.rows
+          .filter((x) => x.test)
+          .map((r) => ({
+            p: asServed(head ? applyHead(head, r.base, r.state) : r.base),
+            t: r.gold,
+            ordinal: t.type === 'score',
+            type: t.type,
+          }));
+      }),
+    );
+  const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
+  const variant = (shared: boolean, templates = data, level = gateLevels[0] ?? 0.9) => {
+    const t0 = performance.now();
+    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level } });
+    const seconds = (performance.now() - t0) / 1000;
+    const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
+    return {
+      served: fitted.reports.filter((r) => r.served).length,
+      seconds: Math.round(seconds),
+      metrics: answered(heads),
+      templates: fitted.reports.map((r) => ({ n: r.n, served: r.served, chosen: r.chosen, reason: r.reason })),
+    };
+  };
+  const out = {
+    cases: cases.length,
+    skipped,
+    templates: data.length,
+    trainRows: data.reduce((a, t) => a + t.rows.length, 0),
+    testRows: list.reduce((a, t) => a + t.rows.filter((r) => r.test).length, 0),
+    zeroShot: answered(null),
+    withShared: variant(true),
+    withSharedChoiceOptionsOnly: variant(true, choiceOnly),
+    withoutShared: variant(false),
+    /** The shared model at every gate level measured. */
+    byGate: gateLevels.map((level) => {
+      const v = variant(true, data, level);
+      return { level, served: v.served, metrics: v.metrics };
+    }),
+  };
+  console.log(
+    `caldec as an account: ${out.templates} templates, ${out.trainRows} training rows, ${out.testRows} test rows (${skipped} cases over the limits); served ${out.withShared.served} templates (${out.withoutShared.served} without the shared model); fit ${out.withShared.seconds} s`,
+  );
+  console.log(
+    `served without the shared model ${out.withoutShared.served}, with it reading choice options only ${out.withSharedChoiceOptionsOnly.served}`,
+  );
+  console.log(
+    '| caldec | accuracy: zero-shot / adapter / shared reading choice options only / without shared | Brier | ECE (floor) |',
+  );
+  for (const type of ['all', 'noul', 'choice', 'score']) {
+    const ms = [
+      out.zeroShot,
+      out.withShared.metrics,
+      out.withSharedChoiceOptionsOnly.metrics,
+      out.withoutShared.metrics,
+    ];
+    const col = (f: (m: ReturnType<typeof measure>) => string) =>
+      ms.map((m) => (m[type] ? f(m[type]) : '-')).join(' / ');
+    console.log(
+      `| ${type} | ${col((m) => m.accuracy.toFixed(3))} | ${col((m) => m.brier.toFixed(4))} | ${col((m) => m.ece.toFixed(3))} (${out.withShared.metrics[type]?.eceFloor.toFixed(3)}) |`,
+    );
+  }
+  return out;
+}
+const caldec = values.caldec === 'off' ? null : await caldecAccount();
 const clinc = values.clinc === 'off' ? null : await clinc150();
 
-const latency = await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
+const latency =
+  values.latency === 'off'
+    ? null
+    : await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
 console.log('serving latency (ms, sequential requests, fresh states)', latency);
 
 const dir = join(REPO_ROOT, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(
   join(dir, 'adapt.json'),
-  `${JSON.stringify({ model: engine.info.id, seed, testSize, sizes, sets: results, clinc150: clinc, latency, at: new Date().toISOString() }, null, 2)}\n`,
+  `${JSON.stringify({ model: engine.info.id, seed, testSize, sizes, sets: results, caldec, clinc150: clinc, latency, at: new Date().toISOString() }, null, 2)}\n`,
 );
 console.log(
-  '\n| set | type | labels | accuracy (zero-shot / adapter / majority prior) | Brier (zero-shot / adapter / prior) | NLL (zero-shot / adapter) | ECE (zero-shot / adapter (floor)) | head | fit time |',
+  '\n| set | type | labels | accuracy (zero-shot / adapter / served) | Brier (zero-shot / adapter / served) | ECE (zero-shot / adapter / served (floor)) | adapter head | served | fit time |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);

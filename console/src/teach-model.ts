@@ -220,7 +220,8 @@ const worse = (name: string, base: number, adapter: number, lowerIsBetter: boole
 
 /**
  * What decides whether a template's adapter is served, said next to its metrics: held-out Brier and
- * NLL both lower than the base model's (distilled: Brier and KL to the teacher); and, for a served
+ * NLL both lower than the base model's, the Brier by a paired bootstrap's margin (distilled: Brier and
+ * KL to the teacher); and, for a served
  * template, the measures shown that are worse than the base model's, which did not decide. Empty for
  * a template that was not fitted (its reason says why).
  */
@@ -240,7 +241,7 @@ export function servingNote(report: ServingReport): string {
     return against.length > 0 ? `${rule} Served with a worse ${against.join(', ')}.` : rule;
   }
   const rule =
-    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*); accuracy and ECE are shown but do not decide.';
+    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*), the Brier by more than chance (a paired bootstrap’s 90% lower bound of the gain above 0); otherwise the base model answers. Accuracy and ECE are shown but do not decide.';
   if (!report.served) return rule;
   const against = [
     worse('accuracy', report.before.accuracy, report.after.accuracy, false),

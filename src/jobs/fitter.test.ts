@@ -62,4 +62,27 @@ describe('the fitting step', () => {
     assert.ok(served.length >= 2, JSON.stringify(result.reports.map((r) => r.reason)));
     assert.ok(seen.length > 0 && Math.max(...seen) <= 1);
   });
+
+  test("every child reads all the job's templates (the account's shared model): the heads are those of one child", async () => {
+    // yes/no templates whose answer is in 8-dimensional state features the base model ignores
+    const withStates = (id: string, n: number, seed: number): FitTemplate => {
+      const random = mulberry32(seed);
+      const rows = Array.from({ length: n }, () => {
+        const state = Float32Array.from({ length: 8 }, () => random() - 0.5);
+        return { base: [0.5, 0.5], state, label: (state[0] ?? 0) > 0 ? 1 : 0 };
+      });
+      return { template: id, type: 'noul', labels: ['false', 'true'], rows };
+    };
+    const ts = [withStates('s1', 40, 1), withStates('s2', 12, 2), withStates('s3', 12, 3), withStates('s4', 40, 4)];
+    const request = { type: 'fit' as const, base: 'base-1', features: 'f', templates: ts, minExamples: 20 };
+    const signal = new AbortController().signal;
+    const one = await createForkFitter(1)(request, () => {}, signal);
+    const two = await createForkFitter(2)(request, () => {}, signal);
+    assert.deepEqual(two.artifact?.heads, one.artifact?.heads);
+    assert.deepEqual(
+      two.reports.map((r) => r.reason),
+      one.reports.map((r) => r.reason),
+    );
+    assert.ok(one.reports.some((r) => r.chosen?.startsWith('shared over 4 templates')));
+  });
 });

@@ -97,7 +97,8 @@ export function createForkFitter(processes: number): Fitter {
     const results = await Promise.all(
       shares.map((templates, i) =>
         fitInChild(
-          { ...request, templates },
+          // every child reads all the templates (the account's shared model), fits its share
+          { ...request, only: templates.map((t) => t.template) },
           (share, message) => {
             done[i] = share;
             onProgress(

@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyHead, parseAdapter } from '../engines/adapters/adapter.ts';
 import { mulberry32 } from '../lib/seeded.ts';
-import { adapterFile, fitTemperature, fitTemplate, rowSpan, splitRows, type TemplateData } from './adapter-fit.ts';
+import {
+  adapterFile,
+  fitAdapter,
+  fitTemperature,
+  fitTemplate,
+  rowSpan,
+  servingGate,
+  splitRows,
+  type TemplateData,
+} from './adapter-fit.ts';
 
 const DIM = 512;
 
@@ -42,7 +51,10 @@ describe('adapter fitting', () => {
     assert.equal(report.nTest, 15);
     assert.ok((report.after?.accuracy ?? 0) > 0.8, `held-out accuracy ${report.after?.accuracy}`);
     assert.ok((report.after?.brier ?? 1) < (report.before?.brier ?? 0));
-    assert.match(report.reason, /^served: on 15 held-out examples Brier 0\.2222 -> /);
+    assert.match(
+      report.reason,
+      /^served: better than the base model on 15 held-out examples by more than chance \(the probe \(L2 [\d.e-]+\): Brier 0\.2222 -> [\d.]+, the gain's 90% paired-bootstrap lower bound 0\.\d+ > 0; NLL /,
+    );
     assert.equal(report.reliability?.after?.length, 15);
   });
 
@@ -98,7 +110,7 @@ describe('adapter fitting', () => {
     const { head, report } = fitTemplate(data);
     assert.equal(head, null);
     assert.equal(report.served, false);
-    assert.match(report.reason, /^not served: not better than the base model on \d+ held-out examples/);
+    assert.match(report.reason, /^not served: not better than the base model on \d+ (held-out|training) examples/);
   });
 
   test('too few examples, or a single label, are not fitted', () => {
@@ -260,5 +272,143 @@ describe('adapter fitting', () => {
     }
     const t = fitTemperature(z, y);
     assert.ok(Math.abs(t - 2) < 0.2, `T = ${t}`);
+  });
+
+  test('the serving gate wants 10 held-out rows and a paired-bootstrap margin: a small gain on 12 rows is not enough, on 400 it is', () => {
+    // the adapter says [0.4, 0.6] everywhere: right on two rows in three
+    const items = (n: number, p: number) =>
+      Array.from({ length: n }, (_, i) => ({ p: [1 - p, p], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
+    // the base says 0.5 everywhere; the adapter is right on two rows in three with 0.6, wrong on one with 0.6
+    const base = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ p: [0.5, 0.5], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
+    // under 10 held-out rows the gate does not decide: 5 rows that all improved are no evidence
+    const five = servingGate(
+      base(5),
+      items(5, 0.6).map((x) => ({ ...x, p: x.t[0] === 1 ? [0.6, 0.4] : [0.4, 0.6] })),
+      1,
+      'probe',
+    );
+    assert.ok(five.brierGain > 0);
+    assert.equal(five.served, false);
+    assert.match(
+      five.why,
+      /^not served: 5 held-out examples, at least 10 are needed to tell a gain from chance \(the probe: /,
+    );
+    const few = servingGate(base(12), items(12, 0.6), 1, 'probe');
+    assert.ok(few.brierGain > 0 && few.nllGain > 0);
+    assert.equal(few.served, false);
+    assert.match(
+      few.why,
+      /^not served: better than the base model on 12 held-out examples by too little to tell from chance \(the probe: /,
+    );
+    const many = servingGate(base(400), items(400, 0.6), 1, 'probe');
+    assert.equal(many.served, true);
+    assert.ok(many.brierLower > 0 && many.brierLower < many.brierGain);
+    const worse = servingGate(items(400, 0.6), base(400), 1, 'probe');
+    assert.equal(worse.served, false);
+    assert.match(worse.why, /^not served: not better than the base model on 400 held-out/);
+  });
+
+  test('the base model is a candidate, and where nothing beats it the template is not served', () => {
+    // targets that are the base model's own answers (a teacher's, issue 34): nothing to correct, the
+    // base model is the cross-entropy's minimum, and every other candidate can only tie or lose to it
+    const data = synthetic(3, 90, 3, 7);
+    const random = mulberry32(17);
+    for (const r of data.rows) {
+      const e = [0, 1, 2].map(() => Math.exp(3 * random()));
+      const sum = e.reduce((x, y) => x + y, 0);
+      r.base = e.map((v) => v / sum);
+      r.label = r.base.indexOf(Math.max(...r.base));
+      Object.assign(r, { target: r.base });
+    }
+    const { head, report } = fitTemplate(data);
+    assert.equal(head, null);
+    assert.equal(report.candidates[0]?.name, 'base model');
+    assert.equal(report.chosen, 'base model');
+    assert.equal(report.served, false);
+    assert.match(
+      report.reason,
+      /^not served: not better than the base model on 67 training examples \(no candidate's cross-validated NLL is below the base model's [\d.]+\), so the base model answers$/,
+    );
+  });
+
+  test("an account's templates with few examples each are fitted by one shared model, and served as measured", () => {
+    // 12 yes/no templates, 10 examples each, one task the base model knows nothing of
+    const templates = Array.from({ length: 12 }, (_, i) => {
+      const t = synthetic(2, 10, 2, 100 + i);
+      return { ...t, type: 'noul' as const, labels: ['no', 'yes'], template: `tpl_small_${i}` };
+    });
+    // the same class directions in every template: the seed-100 template's rows, relabelled per template
+    const shape = synthetic(2, 120, 2, 100);
+    templates.forEach((t, i) => {
+      t.rows = shape.rows.slice(i * 10, i * 10 + 10);
+    });
+    const result = fitAdapter(templates, { minExamples: 20 });
+    assert.equal(result.reports.length, 12);
+    for (const r of result.reports) {
+      assert.match(r.chosen ?? '', /^shared over 12 templates/);
+      assert.match(
+        r.reason,
+        /^served: better than the base model on \d+ held-out examples by more than chance \(the shared model, gated over the held-out examples of the 12 templates with under 20 examples: /,
+      );
+    }
+    assert.equal(result.heads.length, 12);
+    // the served head answers a held-out state of its template as the report measured
+    const head = parseAdapter(adapterFile('m', 'f', result.heads)).heads.get('tpl_small_0');
+    assert.ok(head);
+    const right = shape.rows.filter((r) => (applyHead(head, r.base, r.state)[r.label] ?? 0) > 0.5).length;
+    assert.ok(right / shape.rows.length > 0.8, `shared accuracy ${right / shape.rows.length}`);
+    // without the shared model, a template of 10 examples has too few for a head of its own
+    const alone = fitAdapter(templates, { minExamples: 20, shared: false });
+    assert.equal(alone.heads.length, 0);
+    assert.match(alone.reports[0]?.reason ?? '', /^not fitted: 10 labelled examples, at least 20 are needed/);
+    // a fitting child's share: the same heads for its templates, the shared model read from all of them
+    const share = fitAdapter(templates, { minExamples: 20, only: ['tpl_small_3'] });
+    assert.deepEqual(
+      share.reports.map((r) => r.template),
+      ['tpl_small_3'],
+    );
+    assert.deepEqual(
+      share.heads,
+      result.heads.filter((h) => h.template === 'tpl_small_3'),
+    );
+  });
+
+  test('the shared model is a candidate of a template with enough examples of its own', () => {
+    const shape = synthetic(2, 160, 2, 200);
+    const templates = [0, 1, 2, 3].map((i) => ({
+      ...shape,
+      type: 'noul' as const,
+      labels: ['no', 'yes'],
+      template: `tpl_big_${i}`,
+      rows: shape.rows.slice(i * 40, i * 40 + 40),
+    }));
+    const result = fitAdapter(templates);
+    for (const r of result.reports) assert.ok(r.candidates.some((c) => c.name.startsWith('shared over 4 templates')));
+  });
+
+  test("the shared model reads choice options' embeddings: templates with different options borrow from each other", () => {
+    // 8 choice templates of 3 options each, 9 examples a template; a state lies near its true option's
+    // embedding, which differs from template to template; the base model knows nothing
+    const random = mulberry32(31);
+    const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+    const templates: TemplateData[] = Array.from({ length: 8 }, (_, t) => {
+      const options = [0, 1, 2].map(() => unit(Float32Array.from({ length: DIM }, gauss)));
+      const rows = Array.from({ length: 9 }, (_, i) => {
+        const label = i % 3;
+        const c = options[label] as Float32Array;
+        const state = unit(
+          Float32Array.from({ length: DIM }, (_, d) => (c[d] ?? 0) + (1.5 * gauss()) / Math.sqrt(DIM)),
+        );
+        return { base: [1 / 3, 1 / 3, 1 / 3], state, label };
+      });
+      return { template: `tpl_options_${t}`, type: 'choice', labels: ['a', 'b', 'c'], rows, labelStates: options };
+    });
+    const result = fitAdapter(templates, { minExamples: 20 });
+    assert.equal(result.heads.length, 8, JSON.stringify(result.reports.map((r) => r.reason)));
+    for (const r of result.reports) {
+      assert.match(r.chosen ?? '', /^shared over 8 templates/);
+      assert.ok((r.after?.brier ?? 1) < (r.before?.brier ?? 0));
+    }
   });
 });

@@ -28,6 +28,7 @@ process.once('message', (raw) => {
       const result = fitAdapter(request.templates, {
         minExamples: request.minExamples,
         distill: request.distill,
+        only: request.only,
         onProgress: (done, message) => {
           // At most a few messages a second: progress is shown, not logged.
           const now = Date.now();

@@ -72,7 +72,7 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
     }
   });
 
-  test('a shared set the shipped head never trained on (sst2, 100 rows): held-out before and after', async (ctx) => {
+  test('a shared set the shipped head never trained on (sst2, 100 rows): held-out before and after, served only past the gate', async (ctx) => {
     // Every 20th row of the set (its rows are grouped by label).
     const shared = sharedRows('sst2', 2000)?.filter((_, i) => i % 20 === 0);
     if (!shared) {
@@ -87,7 +87,13 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
     );
     assert.equal(report.n, 100);
     assert.equal(report.nTest, 25);
-    assert.equal(report.served, true, report.reason);
-    assert.ok(report.after.brier < report.before.brier, report.reason);
+    // The base model (brier-lite 4) answers sst2 at 0.75 zero-shot: an adapter from 75 examples is
+    // served only where it beats that by more than chance (issue 39), else the base model answers.
+    if (report.served) assert.ok(report.after.brier < report.before.brier, report.reason);
+    else
+      assert.match(
+        report.reason,
+        /^not served: (not better than the base model|better than the base model on 25 held-out examples by too little)/,
+      );
   });
 });

@@ -42,6 +42,11 @@ export interface FitRequest {
   minExamples: number;
   /** Distillation (issue 34): fit to the teacher's rows, human labels weighted `humanWeight`. */
   distill?: { teacher: string; humanWeight: number } | undefined;
+  /**
+   * The templates this child fits and reports (src/jobs/fitter.ts deals them to children); absent:
+   * all. Every template of the request is read by the account's shared model (issue 39).
+   */
+  only?: string[] | undefined;
 }
 
 /** Held-out measures against a teacher (issue 34), of one model (the base or the adapter). */
