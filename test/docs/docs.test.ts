@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { fetchLiveOpenApi } from '../../docs/scripts/live-openapi.ts';
-import { parseCardDiagrams, type Report } from '../../docs/scripts/model-card.ts';
+import { MODEL_DIR, parseCardDiagrams, type Report, renderCannotDo } from '../../docs/scripts/model-card.ts';
 import { DOCS_DIR, listOperations } from '../../docs/scripts/openapi.ts';
 import { readEnv } from '../../docs/scripts/tables.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../src/auth/create-auth.ts';
@@ -271,4 +271,15 @@ test('the deployment guide says what runs in the background, where, and how adap
   for (const topology of ['One process', 'Gateways with Brier workers', 'openai+', 'systemone+']) {
     assert.ok(adapters.includes(topology), `adapters: ${topology}`);
   }
+});
+
+test('"what it cannot do" is generated from the model\'s held-out skill table: every kind it abstains on, every set and CalDec site', () => {
+  const report = JSON.parse(fs.readFileSync(path.join(MODEL_DIR, 'report.json'), 'utf8')) as Report;
+  const skill = report.skill;
+  assert.ok(skill, 'report.json has a skill section');
+  const md = renderCannotDo(report);
+  for (const a of skill.abstains) assert.ok(md.includes(a.unit), `names ${a.unit}`);
+  for (const r of [...skill.sets, ...skill.caldec]) assert.ok(md.includes(r.name), `lists ${r.name}`);
+  const guide = fs.readFileSync(path.join(DOCS_DIR, 'guide', 'questions.md'), 'utf8');
+  assert.ok(guide.includes('<!--@include: ../_generated/cannot-do.md-->'), 'the questions guide includes it');
 });
