@@ -15,7 +15,7 @@
  * held-out set S every set but S and its twins (nested: S's own answers never choose anything that
  * answers S). The floor below which a question abstains is fixed in advance (SKILL_FLOOR), not chosen.
  */
-import type { QuestionType } from '../engines/embedded/features.ts';
+import { dot, type QuestionType } from '../engines/embedded/features.ts';
 import type { SkillModel, SkillUnit } from '../engines/embedded/skill.ts';
 
 /** Below this skill a question gets the uniform answer (x_abstained). Fixed before measuring. */
@@ -112,12 +112,6 @@ function normalize(v: Float64Array): Float32Array | null {
   if (n === 0) return null;
   const r = 1 / Math.sqrt(n);
   return Float32Array.from(v, (x) => x * r);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
-  return s;
 }
 
 /** Units and frame groups of the items. */

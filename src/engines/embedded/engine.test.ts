@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fakeMiniLm, hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { fakeEncoder, fakeMiniLm, hash32ForTests, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
 import { modelDirWithoutSkill } from '../../../test/fixtures/model-dir.ts';
 import { yesNo } from '../../../test/fixtures/questions.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
@@ -8,19 +8,6 @@ import { createEmbedder } from './embedder.ts';
 import { createEmbeddedEngine, EMBEDDED_LIMITS, EMBEDDED_MODEL_ID } from './index.ts';
 import type { TextEncoder } from './pool.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
-
-/** A deterministic stand-in for USE-lite: a seeded unit vector per text; counts what it encodes. */
-function fakeEncoder(): TextEncoder & { calls: string[][] } {
-  const calls: string[][] = [];
-  return {
-    calls,
-    async embed(texts) {
-      calls.push([...texts]);
-      return texts.map(seededUnitVectorFromText);
-    },
-    async close() {},
-  };
-}
 
 const choice = (k: number, described = true): DecisionQuestion => ({
   type: 'choice',

@@ -18,7 +18,7 @@ import {
 import type { DecisionRequest } from '../request.ts';
 import { linkQuestions, reconcile } from './coherence.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
-import { buildInput, stateFacts, ZERO_VECTOR } from './features.ts';
+import { buildInput, stateFacts, type VectorLookup, ZERO_VECTOR } from './features.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
 import { createEncoderPool, type TextEncoder } from './pool.ts';
@@ -200,20 +200,20 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
       // brier-lite 4.1: a question whose kind has no measured skill is answered uniform, so the second
       // encoder reads nothing for it (its frame is a short text, usually cached: asked first)
       const skill = m.skill;
-      const read = skill
-        ? await Promise.race([
-            e
-              .embedMany(rt.questions.map((q) => q.frame).filter((f) => f !== ''))
-              .then((frames) =>
-                rt.questions.map((q) => skillOf(skill, q.type, frames.get(q.frame) ?? null) >= skill.floor),
-              ),
-            aborted,
-          ])
-        : undefined;
-      const [vectors, miniVectors] = await Promise.race([
-        Promise.all([e.embedMany(textsToEmbed(rt)), mini ? mini.embedMany(miniTexts(rt, read)) : null]),
+      const frames = skill
+        ? await Promise.race([e.embedMany(rt.questions.map((q) => q.frame).filter((f) => f !== '')), aborted])
+        : null;
+      const read =
+        skill && frames
+          ? rt.questions.map((q) => skillOf(skill, q.type, frames.get(q.frame) ?? null) >= skill.floor)
+          : undefined;
+      // the frames are not asked again (an embedder without a cache would encode them twice)
+      const rest = frames ? textsToEmbed(rt).filter((t) => !frames.has(t)) : textsToEmbed(rt);
+      const [own, miniVectors] = await Promise.race([
+        Promise.all([e.embedMany(rest), mini ? mini.embedMany(miniTexts(rt, read)) : null]),
         aborted,
       ]);
+      const vectors: VectorLookup = frames ? { get: (t) => own.get(t) ?? frames.get(t) } : own;
       signal.throwIfAborted();
       const stateVec = vectors.get(rt.state) ?? ZERO_VECTOR;
       const facts = stateFacts(rt);

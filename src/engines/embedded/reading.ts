@@ -226,7 +226,7 @@ function keepCase(original: string, replacement: string): string {
  * in the question: "Is this about out of scope (the request does not match any intent)?") is read as
  * quoted, never as the question's own words.
  */
-const QUOTED = /["“][^"”]*["”]|\([^()]*\)/g;
+export const QUOTED = /["“][^"”]*["”]|\([^()]*\)/g;
 
 /**
  * The plain wording of a yes/no question and whether it was negated (an odd number of negations).

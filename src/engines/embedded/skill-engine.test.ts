@@ -1,21 +1,18 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fakeMiniLm, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { fakeEncoder, fakeMiniLm, seededUnitVectorFromText } from '../../../test/fixtures/embedded.ts';
+import { modelDirWithoutSkill } from '../../../test/fixtures/model-dir.ts';
 import { yesNo } from '../../../test/fixtures/questions.ts';
 import { encodeFloats } from '../../training/artifact.ts';
 import { SKILL_FORMAT, type SkillFile, type WeightsFile } from './artifacts.ts';
-import { createEmbeddedEngine, DEFAULT_MODEL_DIR } from './index.ts';
-import type { TextEncoder } from './pool.ts';
+import { createEmbeddedEngine } from './index.ts';
 import { frameText } from './skill.ts';
 
 /** The committed artifact with a skill model of one measured kind: "Is this about sports?" (skill 0.9). */
 function modelDirWithSkill(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'brier-skill-'));
-  for (const f of ['weights.json', 'calibration.json', 'zeroshot.json', 'report.json'])
-    copyFileSync(join(DEFAULT_MODEL_DIR, f), join(dir, f));
+  const dir = modelDirWithoutSkill();
   const weights = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsFile;
   const frame = frameText('noul', 'Is this about sports?', yesNo('x').options);
   const skill: SkillFile = {
@@ -38,10 +35,6 @@ function modelDirWithSkill(): string {
   };
   writeFileSync(join(dir, 'skill.json'), JSON.stringify(skill));
   return dir;
-}
-
-function fakeEncoder(): TextEncoder {
-  return { embed: async (texts) => texts.map(seededUnitVectorFromText), close: async () => {} };
 }
 
 describe('the embedded engine with a skill model (brier-lite 4.1)', () => {

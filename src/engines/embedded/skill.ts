@@ -15,7 +15,8 @@
  * uniform answer, and one whose like kinds disagree gets the weaker ones' skill. The answer served is
  * p = s p_model + (1 - s) / k, and exactly uniform (x_abstained) below `floor`.
  */
-import type { QuestionType } from './features.ts';
+import { dot, type QuestionType } from './features.ts';
+import { QUOTED } from './reading.ts';
 
 /** One measured unit: a source set's kind of question (or a CalDec site), where its frames lie. */
 export interface SkillUnit {
@@ -44,16 +45,13 @@ export interface SkillModel {
   units: SkillUnit[];
 }
 
-/**
- * Masks quoted content ("...", “...”, and parenthesized descriptions): what a question asks about is not
- * what kind of question it is ("Does this sentence answer the question "Who won?"?").
- */
-const QUOTED = /["“][^"”]*["”]|\([^()]*\)/g;
-
 /** At most this many option names or level texts in a frame (a 151-intent choice is still a choice of intents). */
 export const FRAME_OPTIONS = 12;
 
-/** The words that say what kind of question this is: the instructions (quotes masked) and the options' names. */
+/**
+ * The words that say what kind of question this is: the instructions with quoted content masked (reading.ts
+ * QUOTED: a question that only mentions something is not about it) and the options' names or levels.
+ */
 export function frameText(
   type: QuestionType,
   instructions: string | null,
@@ -73,12 +71,6 @@ export function frameText(
       .join(' / ');
   else tail = options[1]?.description?.trim() ?? '';
   return tail ? `${own}\n${tail}` : own;
-}
-
-function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
-  return s;
 }
 
 /**
