@@ -55,7 +55,7 @@ const Env = z.object({
     .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
     .optional(),
   BRIER_ENGINE_PARALLELISM: z.coerce.number().int().min(1).max(64).optional(),
-  BRIER_ENCODER_RUNTIME: z.enum(['onnx', 'tfjs']).default('onnx'),
+  BRIER_ENCODER_RUNTIME: z.enum(['onnx', 'onnx-float32', 'tfjs']).default('onnx'),
   BRIER_KV_CACHE_MB: z.coerce.number().int().min(1).optional(),
   BRIER_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(4096),
   BRIER_METRICS: z.enum(['on', 'off']).default('on'),
@@ -220,7 +220,7 @@ export interface Config {
   /** Requests an engine answers at once (batched); undefined: the engine's default. */
   engineParallelism: number | undefined;
   /** Where the embedded engine runs USE-lite: onnxruntime (default) or TF.js WASM (for comparisons). */
-  encoderRuntime: 'onnx' | 'tfjs';
+  encoderRuntime: 'onnx' | 'onnx-float32' | 'tfjs';
   /** GGUF: memory for cached state prefixes (KV cache), MiB; undefined: the engine's default. */
   kvCacheMb: number | undefined;
   /** GGUF: questions whose scores are kept per state (LRU by content hash); 0 turns it off. */

@@ -505,10 +505,13 @@ function arithmeticLines(limit: Limit, rows: [string, LoadResult][]) {
   const useG = mean((a) => a.useFlops) / 1e9;
   const miniG = mean((a) => a.minilmFlops) / 1e9;
   const atLimitMs = mean((a) => secondsAtLimit(limit, a)) * 1000;
+  const atInt8LimitMs = mean((a) => secondsAtLimit(limit, a, 'int8')) * 1000;
   const c1 = rows.find(([n]) => n === 'concurrency 1')?.[1];
   const peak = Math.max(...rows.filter(([n]) => n.startsWith('concurrency')).map(([, r]) => r.throughput));
   const c1Fraction = c1 ? atLimitMs / c1.p50 : Number.NaN;
   const peakFraction = (peak * atLimitMs) / 1000;
+  const c1Int8Fraction = c1 ? atInt8LimitMs / c1.p50 : Number.NaN;
+  const peakInt8Fraction = (peak * atInt8LimitMs) / 1000;
   console.log('');
   line(
     'arithmetic of a request (state windows; questions cached)',
@@ -518,10 +521,30 @@ function arithmeticLines(limit: Limit, rows: [string, LoadResult][]) {
     'limit: f32 MatMul per core, onnxruntime (USE / MiniLM shape)',
     `${fmt(limit.perCoreGflops.use)} / ${fmt(limit.perCoreGflops.minilm)} GFLOP/s; TF.js ${limit.tfjsBackend}: ${fmt(limit.tfjsGflops)}`,
   );
-  line(`time of that arithmetic at the limit on ${limit.cores} cores`, `${fmt(atLimitMs)} ms a request`);
-  line('achieved at concurrency 1 (limit time / p50)', fmt(c1Fraction, 2));
-  line('achieved at peak throughput (req/s x limit time / 1 s)', `${fmt(peakFraction, 2)} (${fmt(peak, 2)} req/s)`);
-  return { useGflop: useG, minilmGflop: miniG, atLimitMs, c1Fraction, peakFraction, limit };
+  line(
+    'limit: int8 DynamicQuantizeMatMul per core (USE / MiniLM shape)',
+    `${fmt(limit.perCoreGops8.use)} / ${fmt(limit.perCoreGops8.minilm)} GOP/s`,
+  );
+  line(
+    `time of that arithmetic at the limit on ${limit.cores} cores (f32 / int8)`,
+    `${fmt(atLimitMs)} / ${fmt(atInt8LimitMs)} ms a request`,
+  );
+  line('achieved at concurrency 1 (limit time / p50; f32 / int8)', `${fmt(c1Fraction, 2)} / ${fmt(c1Int8Fraction, 2)}`);
+  line(
+    'achieved at peak throughput (req/s x limit time / 1 s; f32 / int8)',
+    `${fmt(peakFraction, 2)} / ${fmt(peakInt8Fraction, 2)} (${fmt(peak, 2)} req/s)`,
+  );
+  return {
+    useGflop: useG,
+    minilmGflop: miniG,
+    atLimitMs,
+    atInt8LimitMs,
+    c1Fraction,
+    peakFraction,
+    c1Int8Fraction,
+    peakInt8Fraction,
+    limit,
+  };
 }
 
 // ---------------------------------------------------------------- GGUF model and direct baseline

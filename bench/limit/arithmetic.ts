@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { MINILM_DIR } from '../../src/engines/embedded/minilm.ts';
+import { MINILM_DIR, MINILM_FILE } from '../../src/engines/embedded/minilm.ts';
 import { readOnnxGraph } from '../../src/engines/embedded/onnx-proto.ts';
 
 export interface EncoderArithmetic {
@@ -76,8 +76,8 @@ export function useLiteArithmetic(): EncoderArithmetic {
 }
 
 /** all-MiniLM-L6-v2 (the ONNX graph in models/all-MiniLM-L6-v2). */
-export function miniLmArithmetic(dir = MINILM_DIR): EncoderArithmetic {
-  const g = readOnnxGraph(readFileSync(path.join(dir, 'model-int8.onnx')));
+export function miniLmArithmetic(dir = MINILM_DIR, file = MINILM_FILE): EncoderArithmetic {
+  const g = readOnnxGraph(readFileSync(path.join(dir, file)));
   const producer = new Map(g.nodes.flatMap((n) => n.outputs.map((o) => [o, n] as const)));
   // Weights are stored int8 and dequantized in the graph (Cast, Mul): follow those back to the initializer.
   const weight = (name: string, depth = 0): number[] | null => {
@@ -96,7 +96,7 @@ export function miniLmArithmetic(dir = MINILM_DIR): EncoderArithmetic {
   let activations = 0;
   let width = 0;
   for (const node of g.nodes) {
-    if (node.op !== 'MatMul' && node.op !== 'MatMulInteger') continue;
+    if (!['MatMul', 'MatMulInteger', 'DynamicQuantizeMatMul'].includes(node.op)) continue;
     const w = weight(node.inputs[1] ?? '');
     if (w) {
       const [k = 0, n = 0] = w.slice(-2);

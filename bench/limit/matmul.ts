@@ -1,12 +1,14 @@
 /**
  * Sustained matrix-multiply speed on this machine's cores, on the encoders' own shapes
- * ([window tokens x k] x [k x n]): onnxruntime-node's native MatMul (float32, the kernels MiniLM runs
- * on; its int8 weights are dequantized at load) with 1 and 2 intra-op threads, and TF.js's WASM
- * backend (what USE-lite runs on today). GFLOP/s = 2 m k n / seconds, best of `rounds` timed rounds
+ * ([window tokens x k] x [k x n]): onnxruntime-node's native MatMul (float32, as brier-lite 4.1 ran
+ * both encoders), MatMulInteger (u8 x s8, the bare int8 kernel) and DynamicQuantizeMatMul (float
+ * in and out, activations quantized as it runs: what brier-lite 4.2's encoders run), and TF.js's
+ * WASM backend. GFLOP/s (GOP/s for int8) = 2 m k n / seconds, best of `rounds` timed rounds
  * (interference from other processes only slows a round down).
  */
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { matMulModel } from '../../src/engines/embedded/onnx-proto.ts';
+import { matMulModel, ONNX_FLOAT, writeModel } from '../../src/engines/embedded/onnx-proto.ts';
+import { quantizeColumns } from '../../src/engines/embedded/use-onnx.ts';
 
 export interface MatMulShape {
   m: number;
@@ -42,9 +44,10 @@ export async function onnxMatMul(
   shape: MatMulShape,
   threads: number,
   rounds = 3,
-  kind: 'float32' | 'int8' = 'float32',
+  kind: 'float32' | 'int8' | 'dynamic-int8' = 'float32',
 ): Promise<MatMulResult> {
-  const session = await InferenceSession.create(matMulModel(kind, shape.m, shape.k, shape.n), {
+  const bytes = kind === 'dynamic-int8' ? dynamicQuantizeModel(shape) : matMulModel(kind, shape.m, shape.k, shape.n);
+  const session = await InferenceSession.create(bytes, {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -70,11 +73,33 @@ export async function onnxMatMul(
       300,
       rounds,
     );
-    const runtime = kind === 'int8' ? 'onnxruntime-node MatMulInteger u8s8' : 'onnxruntime-node MatMul f32';
+    const runtime =
+      kind === 'int8'
+        ? 'onnxruntime-node MatMulInteger u8s8'
+        : kind === 'dynamic-int8'
+          ? 'onnxruntime-node DynamicQuantizeMatMul'
+          : 'onnxruntime-node MatMul f32';
     return { runtime, threads, shape, gflops: flops(shape) / ms / 1e6 };
   } finally {
     await session.release();
   }
+}
+
+/** One DynamicQuantizeMatMul node: float A, int8 B quantized per column, float Y (as the encoders run). */
+function dynamicQuantizeModel(shape: MatMulShape): Uint8Array {
+  const w = new Float32Array(shape.k * shape.n).map((_, i) => Math.sin(i));
+  const { q, scale } = quantizeColumns(w, shape.k, shape.n);
+  return writeModel({
+    nodes: [{ op: 'DynamicQuantizeMatMul', inputs: ['A', 'B', 'S'], outputs: ['Y'], domain: 'com.microsoft' }],
+    initializers: [
+      { name: 'B', dims: [shape.k, shape.n], data: q },
+      { name: 'S', dims: [shape.n], data: scale },
+    ],
+    inputs: [{ name: 'A', elem: ONNX_FLOAT, shape: [shape.m, shape.k] }],
+    outputs: [{ name: 'Y', elem: ONNX_FLOAT, shape: [shape.m, shape.n] }],
+    opset: 17,
+    opsets: { 'com.microsoft': 1 },
+  });
 }
 
 interface TfTensor {

@@ -66,6 +66,30 @@ describe('engine host: token counting', () => {
     assert.equal(seen.most, 3);
   });
 
+  test('a request the queue refuses is refused before its tokens are counted', async () => {
+    const { engine, seen } = countingEngine();
+    await engine.load();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = {
+      ...engine,
+      async answer(request: DecisionRequest, signal: AbortSignal) {
+        await gate;
+        return engine.answer(request, signal);
+      },
+    };
+    const host = createEngineHost(slow, { ...options, queueLimit: 2 });
+    const held = [host.answer(ask('first'), ['q']), host.answer(ask('second'), ['q'])];
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const counted = seen.order.length;
+    await assert.rejects(host.answer(ask('third'), ['q']), (e: { code?: string }) => e.code === 'OVERLOADED');
+    assert.equal(seen.order.length, counted, 'the refused request was counted');
+    release();
+    await Promise.all(held);
+  });
+
   test('a model still loading is refused with NOT_READY and retry-after', async () => {
     const host = createEngineHost(createFakeEngine(), options);
     await assert.rejects(host.answer(ask('s'), ['q']), (e: Error & { code?: string; retryAfter?: number }) => {

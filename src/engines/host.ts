@@ -129,6 +129,8 @@ export function createEngineHost(engine: DecisionEngine, options: EngineHostOpti
       // Tokenizing is main-thread work: only on texts the character bound has already capped, and the
       // long ones one at a time in their own bounded queue.
       checkCharacters(request, names, engine.limits);
+      // Refused under overload before its tokens are counted (main-thread work the engine's cores need).
+      scheduler.admit();
       checkTokens(await countTokens(request, signal), names, engine.limits);
       return await scheduler.run((s) => engine.answer(request, s), signal);
     } finally {

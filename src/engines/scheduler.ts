@@ -43,19 +43,25 @@ export function createScheduler(options: SchedulerOptions) {
     while (running < concurrency && waiting.length > 0) waiting.shift()?.start();
   }
 
-  function run<T>(task: (signal: AbortSignal) => Promise<T>, clientSignal?: AbortSignal): Promise<T> {
+  /** Why one more request would be refused now (OVERLOADED, with retry-after), or null. */
+  function refusal(): Error | null {
     const ahead = waiting.length + running;
     // Time until a place frees up for one more request, and until this one would be answered.
     const retryAfter = Math.max(1, Math.ceil(((waiting.length + 1) * recentMs) / concurrency / 1000));
     if (ahead >= options.limit) {
-      const why = `${options.limit} requests are already waiting or running (the queue limit)`;
-      return Promise.reject(overloaded(retryAfter, why));
+      return overloaded(retryAfter, `${options.limit} requests are already waiting or running (the queue limit)`);
     }
     const estimateMs = ((ahead + 1) * recentMs) / concurrency;
     if (ahead >= concurrency && estimateMs > options.timeoutMs) {
       const why = `${counted(ahead, 'request')} ${ahead === 1 ? 'is' : 'are'} ahead, about ${Math.round(estimateMs)} ms of work, past the ${options.timeoutMs} ms request deadline`;
-      return Promise.reject(overloaded(retryAfter, why));
+      return overloaded(retryAfter, why);
     }
+    return null;
+  }
+
+  function run<T>(task: (signal: AbortSignal) => Promise<T>, clientSignal?: AbortSignal): Promise<T> {
+    const refused = refusal();
+    if (refused) return Promise.reject(refused);
     const deadline = AbortSignal.timeout(options.timeoutMs);
     const signal = clientSignal ? AbortSignal.any([clientSignal, deadline]) : deadline;
     const reason = () =>
@@ -110,6 +116,14 @@ export function createScheduler(options: SchedulerOptions) {
 
   return {
     run,
+    /**
+     * Throws what `run` would refuse with now, so that a caller can refuse before work it does ahead
+     * of `run` (counting tokens): under overload a refused request then costs next to nothing.
+     */
+    admit(): void {
+      const refused = refusal();
+      if (refused) throw refused;
+    },
     depth: () => waiting.length,
     running: () => running,
     /** The moving average of service times the admission test uses (ms). */

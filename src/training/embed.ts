@@ -16,7 +16,7 @@ import { generateItems } from './templates.ts';
 export function openStores(readOnly = false): { use: DiskStore; mini: DiskStore } {
   return {
     use: openDiskStore(undefined, readOnly),
-    mini: openDiskStore(`minilm-w${MINILM_WINDOW}`, readOnly, MINILM_DIM),
+    mini: openDiskStore(`minilm-w${MINILM_WINDOW}-int8`, readOnly, MINILM_DIM),
   };
 }
 

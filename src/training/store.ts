@@ -13,7 +13,8 @@ export interface DiskStore {
 }
 
 export function openDiskStore(
-  name = `embeddings-w${ENCODER_WINDOW}`,
+  // '-int8': brier-lite 4.2's encoders (int8 products); 4.1's float32 vectors were cached without it
+  name = `embeddings-w${ENCODER_WINDOW}-int8`,
   readOnly = false,
   dim: number = EMBEDDING_DIM,
 ): DiskStore {

@@ -5,10 +5,12 @@
  * are processed one at a time, in arrival order. onnxruntime-node runs a session synchronously on
  * the calling thread: here that is this worker, never the server's event loop.
  *
- * Runtime (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts on
- * onnxruntime's native kernels, one intra-op thread; 'tfjs' runs the package's TF.js graph on the
- * WASM backend, as before brier-lite 4.1 (kept for comparisons: bench:latency, use-onnx.test.ts).
- * Both give the same vectors to float32 rounding; onnx is 4x faster per window (DEVELOPERS.md).
+ * Runtime (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts with its
+ * matrix products in int8, one text per call (a text's vector then depends on the text alone; see
+ * minilm.ts), on onnxruntime's native kernels, one intra-op thread; 'onnx-float32' the same graph in
+ * float32, batched (brier-lite 4.1); 'tfjs' the package's TF.js graph on the WASM backend, as before
+ * brier-lite 4.1. The last two give the same vectors to float32 rounding and are kept for
+ * comparisons (bench:latency, use-onnx.test.ts); int8 agrees with them at cosine >= 0.998.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -17,7 +19,7 @@ interface Job {
   texts: string[];
 }
 
-export type UseRuntime = 'onnx' | 'tfjs';
+export type UseRuntime = 'onnx' | 'onnx-float32' | 'tfjs';
 export type WorkerModel = 'use' | 'minilm';
 
 const data = workerData as { runtime?: UseRuntime; model?: WorkerModel } | undefined;
@@ -42,11 +44,12 @@ interface Encoder {
 let closing = false;
 const closingError = () => new Error('the encoder is closing');
 
-async function onnxEncoder(): Promise<Encoder> {
+async function onnxEncoder(int8: boolean): Promise<Encoder> {
   const { InferenceSession, Tensor } = await import('onnxruntime-node');
   const { buildUseLiteOnnx, createUseLiteRunner } = await import('./use-onnx.ts');
   const { createEncoderTokenizer } = await import('./tokenizer.ts');
-  const session = await InferenceSession.create(buildUseLiteOnnx(), {
+  const batch = int8 ? 1 : BATCH;
+  const session = await InferenceSession.create(buildUseLiteOnnx(undefined, { int8 }), {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -59,9 +62,9 @@ async function onnxEncoder(): Promise<Encoder> {
     const ids = texts.map(tok.encode);
     const order = ids.map((_, i) => i).sort((a, b) => (ids[a]?.length ?? 0) - (ids[b]?.length ?? 0));
     const out: Float32Array[] = new Array(texts.length);
-    for (let start = 0; start < order.length; start += BATCH) {
+    for (let start = 0; start < order.length; start += batch) {
       if (closing) throw closingError();
-      const slice = order.slice(start, start + BATCH);
+      const slice = order.slice(start, start + batch);
       const vectors = await run(
         slice.map((i) => ids[i] ?? []),
         Tensor,
@@ -105,7 +108,8 @@ async function miniLmEncoder(): Promise<Encoder> {
   return { embed, release: () => encoder.close() };
 }
 
-const encoderPromise = model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder();
+const encoderPromise =
+  model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder(runtime === 'onnx');
 let chain: Promise<void> = Promise.resolve();
 
 port.on('message', (message: Job | { close: true }) => {

@@ -18,6 +18,7 @@ import {
 import type { DecisionRequest } from '../request.ts';
 import { linkQuestions, reconcile } from './coherence.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
+import type { UseRuntime } from './encoder-worker.ts';
 import { buildInput, stateFacts, type VectorLookup, ZERO_VECTOR } from './features.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
@@ -26,7 +27,7 @@ import { skillOf } from './skill.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
 
-export const EMBEDDED_MODEL_ID = 'brier-lite-4.1.0';
+export const EMBEDDED_MODEL_ID = 'brier-lite-4.2.0';
 export const EMBEDDED_MODEL_ALIAS = 'brier-latest';
 
 /**
@@ -55,8 +56,11 @@ export interface EmbeddedEngineOptions {
   modelDir?: string;
   /** Encoder worker threads (one core each). Default 2. */
   threads?: number;
-  /** USE-lite's runtime in those workers: 'onnx' (default, use-onnx.ts) or 'tfjs' (TF.js WASM). */
-  encoderRuntime?: 'onnx' | 'tfjs' | undefined;
+  /**
+   * USE-lite's runtime in those workers (encoder-worker.ts): 'onnx' (default: use-onnx.ts, int8
+   * products, what the shipped model was fitted on), 'onnx-float32' or 'tfjs' (float32, for comparisons).
+   */
+  encoderRuntime?: UseRuntime | undefined;
   /** Short-lived embedding cache: entries (default 20,000, ~40 MiB) and time to live (default 10 min). */
   cacheEntries?: number;
   cacheTtlMs?: number;

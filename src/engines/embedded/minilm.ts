@@ -1,9 +1,16 @@
 /**
- * all-MiniLM-L6-v2, the embedded engine's second encoder (models/all-MiniLM-L6-v2: int8 ONNX, Apache-2.0):
+ * all-MiniLM-L6-v2, the embedded engine's second encoder (models/all-MiniLM-L6-v2, Apache-2.0):
  * 6-layer BERT, mean pooling over the attention mask, unit 384-d vectors. onnxruntime-node runs it on
  * its native CPU kernels (the binary ships inside the npm package); @huggingface/tokenizers reads its
- * tokenizer.json. Reproduces the reference embeddings of ../shared/models/all-MiniLM-L6-v2/golden.json
- * (token ids 14/14, cosine 1.0000; minilm.test.ts).
+ * tokenizer.json. The shipped graph (model-int8-dynamic.onnx, built by scripts/models/minilm-int8.py
+ * from the int8-weight file) runs its matrix products in int8; it agrees with the reference
+ * embeddings of ../shared/models/all-MiniLM-L6-v2/golden.json (computed in float32) at cosine >= 0.999
+ * per text (token ids 14/14; minilm.test.ts).
+ *
+ * Texts run one per call: the int8 graph quantizes each product's activations over the whole
+ * tensor, so a text batched with others (and their padding) would get a slightly different vector
+ * (measured for USE-lite: cosine 0.998 alone vs in a batch). One at a time, a text's vector depends on
+ * the text alone, wherever and with whatever it is embedded.
  *
  * It reads at most 256 tokens at once (its training length); longer texts go through the embedder's
  * windows (embedder.ts) like USE-lite's, so nothing is dropped.
@@ -20,8 +27,8 @@ export const MINILM_DIM = 384;
 /** Tokens of one window, special tokens excluded (the model reads 256 with [CLS] and [SEP]). */
 export const MINILM_WINDOW = 254;
 const MAX_TOKENS = MINILM_WINDOW + 2;
-/** Texts per ONNX call; texts are sorted by length first, so a batch pads little. */
-const BATCH = 32;
+/** The int8 graph (see above); model-int8.onnx, the source file, computes in float32. */
+export const MINILM_FILE = 'model-int8-dynamic.onnx';
 
 export const MINILM_DIR = resolve(
   dirname(fileURLToPath(import.meta.url)),
@@ -38,8 +45,10 @@ export interface MiniLm {
 }
 
 export interface MiniLmOptions {
-  /** Folder with model-int8.onnx, tokenizer.json and tokenizer_config.json. Default: models/all-MiniLM-L6-v2. */
+  /** Folder with the model file, tokenizer.json and tokenizer_config.json. Default: models/all-MiniLM-L6-v2. */
   dir?: string;
+  /** The ONNX file in `dir`. Default MINILM_FILE. */
+  file?: string;
   /** onnxruntime's intra-op threads. Default 1. */
   threads?: number;
 }
@@ -62,7 +71,7 @@ export function createMiniLm(options: MiniLmOptions = {}): MiniLm {
   const tok = createMiniLmTokenizer(dir);
   let session: Promise<InferenceSession> | null = null;
   const open = (): Promise<InferenceSession> => {
-    session ??= InferenceSession.create(join(dir, 'model-int8.onnx'), {
+    session ??= InferenceSession.create(join(dir, options.file ?? MINILM_FILE), {
       intraOpNumThreads: Math.max(1, options.threads ?? 1),
       interOpNumThreads: 1,
       executionMode: 'sequential',
@@ -109,19 +118,8 @@ export function createMiniLm(options: MiniLmOptions = {}): MiniLm {
       dim: MINILM_DIM,
       async embed(texts) {
         const s = await open();
-        const ids = texts.map(tok.ids);
-        const order = ids.map((_, i) => i).sort((a, b) => (ids[a]?.length ?? 0) - (ids[b]?.length ?? 0));
-        const out: Float32Array[] = new Array(texts.length);
-        for (let i = 0; i < order.length; i += BATCH) {
-          const slice = order.slice(i, i + BATCH);
-          const vectors = await run(
-            s,
-            slice.map((k) => ids[k] ?? []),
-          );
-          slice.forEach((k, j) => {
-            out[k] = vectors[j] ?? new Float32Array(MINILM_DIM);
-          });
-        }
+        const out: Float32Array[] = [];
+        for (const text of texts) out.push((await run(s, [tok.ids(text)]))[0] ?? new Float32Array(MINILM_DIM));
         return out;
       },
       async close() {

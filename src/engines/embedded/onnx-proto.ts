@@ -147,12 +147,15 @@ function attribute(a: Attribute): Uint8Array {
 }
 
 export interface GraphSpec {
-  nodes: { op: string; inputs: string[]; outputs: string[]; attributes?: Attribute[] }[];
+  /** A node of `domain` (e.g. 'com.microsoft' for onnxruntime's contrib ops) needs that domain in `opsets`. */
+  nodes: { op: string; inputs: string[]; outputs: string[]; attributes?: Attribute[]; domain?: string }[];
   initializers: { name: string; dims: number[]; data: Float32Array | Int32Array | BigInt64Array | Int8Array }[];
   /** Inputs and outputs: name, element type, shape (a string is a symbolic dimension). */
   inputs: { name: string; elem: number; shape: (number | string)[] }[];
   outputs: { name: string; elem: number; shape: (number | string)[] }[];
   opset: number;
+  /** Further operator sets by domain, e.g. { 'com.microsoft': 1 }. */
+  opsets?: Record<string, number>;
 }
 
 /** A model (ModelProto bytes) of one graph. */
@@ -168,6 +171,7 @@ export function writeModel(spec: GraphSpec): Uint8Array {
           bfield(3, `n${i}`),
           bfield(4, n.op),
           ...(n.attributes ?? []).map((a) => bfield(5, attribute(a))),
+          ...(n.domain ? [bfield(7, n.domain)] : []),
         ]),
       ),
     );
@@ -189,8 +193,13 @@ export function writeModel(spec: GraphSpec): Uint8Array {
   }
   for (const v of spec.inputs) parts.push(bfield(11, valueInfo(v.name, v.elem, v.shape)));
   for (const v of spec.outputs) parts.push(bfield(12, valueInfo(v.name, v.elem, v.shape)));
-  const opset = concat([bfield(1, ''), vfield(2, spec.opset)]);
-  return concat([vfield(1, 8), bfield(8, opset), bfield(7, concat(parts))]);
+  const opsets = [
+    bfield(8, concat([bfield(1, ''), vfield(2, spec.opset)])),
+    ...Object.entries(spec.opsets ?? {}).map(([domain, version]) =>
+      bfield(8, concat([bfield(1, domain), vfield(2, version)])),
+    ),
+  ];
+  return concat([vfield(1, 8), ...opsets, bfield(7, concat(parts))]);
 }
 
 /** ONNX element types used here. */

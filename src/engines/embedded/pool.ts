@@ -18,7 +18,7 @@ export interface TextEncoder {
 export interface EncoderPoolOptions {
   /** Worker threads, each one encoder on one core. Default 2. */
   threads?: number;
-  /** USE-lite's runtime in the workers (encoder-worker.ts): 'onnx' (default) or 'tfjs'. */
+  /** USE-lite's runtime in the workers (encoder-worker.ts): 'onnx' (default, int8), 'onnx-float32' or 'tfjs'. */
   runtime?: UseRuntime | undefined;
   /** The encoder: USE-lite (default, 512-d) or MiniLM ('minilm', 384-d). */
   model?: WorkerModel;

@@ -5,18 +5,22 @@ import { createEncoderTokenizer } from './tokenizer.ts';
 import { USE_MAX_TOKENS } from './use-onnx.ts';
 
 /**
- * The converted graph (use-onnx.ts, the default runtime) against the package's own TF.js graph, in
- * the same worker pool: the same vectors to float32 rounding (measured: at most 3.7e-7 apart).
+ * The converted graph (use-onnx.ts) in float32 against the package's own TF.js graph, in the same
+ * worker pool: the same vectors to float32 rounding (measured: at most 3.7e-7 apart); the default
+ * runtime (int8 products) close to both.
  */
 describe('USE-lite: onnxruntime (converted graph) vs TF.js', () => {
   let onnx: TextEncoder;
+  let int8: TextEncoder;
   let tfjs: TextEncoder;
   before(async () => {
-    onnx = createEncoderPool({ threads: 1, runtime: 'onnx' });
+    onnx = createEncoderPool({ threads: 1, runtime: 'onnx-float32' });
+    int8 = createEncoderPool({ threads: 1 });
     tfjs = createEncoderPool({ threads: 1, runtime: 'tfjs' });
   });
   after(async () => {
     await onnx.close();
+    await int8.close();
     await tfjs.close();
   });
 
@@ -30,7 +34,7 @@ describe('USE-lite: onnxruntime (converted graph) vs TF.js', () => {
     'Customers in the EU region were the most affected and support received about forty tickets.',
   ];
 
-  it('gives the same unit vectors in one padded batch and alone', async () => {
+  it('gives the same unit vectors in one padded batch and alone (float32)', async () => {
     assert.ok(createEncoderTokenizer().count(long) > USE_MAX_TOKENS);
     const a = await onnx.embed(TEXTS);
     const b = await tfjs.embed(TEXTS);
@@ -48,6 +52,20 @@ describe('USE-lite: onnxruntime (converted graph) vs TF.js', () => {
         norm += (x[d] ?? 0) ** 2;
       }
       assert.ok(Math.abs(norm - 1) < 1e-5);
+    });
+  });
+
+  it('runs its int8 products within cosine 0.998 of float32, and gives a text the same vector alone and in a batch', async () => {
+    const f = await onnx.embed(TEXTS);
+    const q = await int8.embed(TEXTS);
+    const alone = await Promise.all(TEXTS.map(async (t) => (await int8.embed([t]))[0]));
+    TEXTS.forEach((t, i) => {
+      const [x, y] = [f[i], q[i]];
+      assert.ok(x && y);
+      let cos = 0;
+      for (let d = 0; d < 512; d++) cos += (x[d] ?? 0) * (y[d] ?? 0);
+      assert.ok(cos >= 0.998 && cos < 0.999999, `${JSON.stringify(t).slice(0, 30)}: cosine ${cos}`);
+      assert.deepEqual(alone[i], y, "a text's vector depends on the text alone");
     });
   });
 });

@@ -51,8 +51,29 @@ const APPLY = 'module_apply_default/Encoder_en/KonaTransformer/Encode';
 const ENC = APPLY;
 const STACK = `${APPLY}/TransformerStack`;
 
+export interface UseLiteOnnxOptions {
+  /**
+   * Matrix products in int8 (onnxruntime's DynamicQuantizeMatMul: activations quantized per tensor
+   * as each product runs, weights per output column, symmetric, at build time). Default false.
+   */
+  int8?: boolean;
+}
+
+/** Symmetric per-column int8 of a [k, n] row-major matrix: w ~ q x scale[column]. */
+export function quantizeColumns(w: Float32Array, k: number, n: number): { q: Int8Array; scale: Float32Array } {
+  const scale = new Float32Array(n);
+  for (let r = 0; r < k; r++)
+    for (let c = 0; c < n; c++) scale[c] = Math.max(scale[c] ?? 0, Math.abs(w[r * n + c] ?? 0));
+  for (let c = 0; c < n; c++) scale[c] = (scale[c] ?? 0) > 0 ? (scale[c] ?? 0) / 127 : 1;
+  const q = new Int8Array(k * n);
+  for (let r = 0; r < k; r++)
+    for (let c = 0; c < n; c++)
+      q[r * n + c] = Math.max(-127, Math.min(127, Math.round((w[r * n + c] ?? 0) / (scale[c] ?? 1))));
+  return { q, scale };
+}
+
 /** The ONNX model bytes of USE-lite (opset 17), built from the TF.js weights in `dir`. */
-export function buildUseLiteOnnx(dir = modelDirectory()): Uint8Array {
+export function buildUseLiteOnnx(dir = modelDirectory(), options: UseLiteOnnxOptions = {}): Uint8Array {
   const weights = readWeights(dir);
   const f32 = (name: string): Float32Array => {
     const w = weights.get(name);
@@ -80,23 +101,39 @@ export function buildUseLiteOnnx(dir = modelDirectory()): Uint8Array {
     ],
     outputs: [{ name: 'embedding', elem: ONNX_FLOAT, shape: ['batch', DIM] }],
     opset: 17,
+    ...(options.int8 ? { opsets: { 'com.microsoft': 1 } } : {}),
   };
   let seq = 0;
-  const init = (data: Float32Array | BigInt64Array, dims: number[]): string => {
+  const init = (data: Float32Array | BigInt64Array | Int8Array, dims: number[]): string => {
     const name = `w${seq++}`;
     spec.initializers.push({ name, dims, data });
     return name;
   };
-  const op = (type: string, inputs: string[], attributes?: Attribute[]): string => {
+  const op = (type: string, inputs: string[], attributes?: Attribute[], domain?: string): string => {
     const out = `t${seq++}`;
-    spec.nodes.push({ op: type, inputs, outputs: [out], ...(attributes ? { attributes } : {}) });
+    spec.nodes.push({
+      op: type,
+      inputs,
+      outputs: [out],
+      ...(attributes ? { attributes } : {}),
+      ...(domain ? { domain } : {}),
+    });
     return out;
   };
   const matrix = (name: string, k: number, n: number) => init(f32(name), [k, n]);
   const vector = (name: string) => init(f32(name), [f32(name).length]);
   const shape = (dims: number[]) => init(BigInt64Array.from(dims.map(BigInt)), [dims.length]);
-  const dense = (x: string, kernel: string, bias: string, k: number, n: number) =>
-    op('Add', [op('MatMul', [x, matrix(kernel, k, n)]), vector(bias)]);
+  /** x W + b: in float32, or (options.int8) as one DynamicQuantizeMatMul with the bias fused. */
+  const dense = (x: string, kernel: string, bias: string, k: number, n: number) => {
+    if (!options.int8) return op('Add', [op('MatMul', [x, matrix(kernel, k, n)]), vector(bias)]);
+    const { q, scale } = quantizeColumns(f32(kernel), k, n);
+    return op(
+      'DynamicQuantizeMatMul',
+      [x, init(q, [k, n]), init(scale, [n]), '', vector(bias)],
+      undefined,
+      'com.microsoft',
+    );
+  };
   const eps = scalar(`${STACK}/Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x`);
   const layerNorm = (x: string, prefix: string) =>
     op(
@@ -178,10 +215,13 @@ export function buildUseLiteOnnx(dir = modelDirectory()): Uint8Array {
     'lengths',
   ]);
   const tanh = op('Tanh', [
-    op('Add', [
-      op('MatMul', [pooled, matrix('module/Encoder_en/hidden_layers/tanh_layer_0/weights', DIM, DIM)]),
-      vector('module/Encoder_en/hidden_layers/tanh_layer_0/bias'),
-    ]),
+    dense(
+      pooled,
+      'module/Encoder_en/hidden_layers/tanh_layer_0/weights',
+      'module/Encoder_en/hidden_layers/tanh_layer_0/bias',
+      DIM,
+      DIM,
+    ),
   ]);
   const sumSquares = op('ReduceSum', [op('Mul', [tanh, tanh]), shape([1])], [{ name: 'keepdims', int: 1 }]);
   const floor = init(
