@@ -1,30 +1,33 @@
 /**
- * One encoder in a worker thread, on one core: USE-lite, or (workerData.model 'minilm') MiniLM
- * (minilm.ts, one onnxruntime thread). Messages in: `{ id, texts }`; out: `{ id, vectors }` (a
- * Float32Array of texts.length x the encoder's dimension, transferred) or `{ id, error }`. Requests
- * are processed one at a time, in arrival order. onnxruntime-node runs a session synchronously on
- * the calling thread: here that is this worker, never the server's event loop.
+ * Encoders in a worker thread, on one core: USE-lite and/or MiniLM (workerData.models; minilm.ts,
+ * one onnxruntime thread each), so that one thread per core serves both encoders (brier-lite 4.2:
+ * 2 threads instead of 4 on 2 cores, less memory, no time-slicing between encoders). Messages in:
+ * `{ id, texts, model }`; out: `{ id, vectors }` (a Float32Array of texts.length x the model's
+ * dimension, transferred) or `{ id, error }`. Requests are processed one at a time, in arrival
+ * order. onnxruntime-node runs a session synchronously on the calling thread: here that is this
+ * worker, never the server's event loop.
  *
- * Runtime (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts with its
- * matrix products in int8, one text per call (a text's vector then depends on the text alone; see
- * minilm.ts), on onnxruntime's native kernels, one intra-op thread; 'onnx-float32' the same graph in
- * float32, batched (brier-lite 4.1); 'tfjs' the package's TF.js graph on the WASM backend, as before
- * brier-lite 4.1. The last two give the same vectors to float32 rounding and are kept for
- * comparisons (bench:latency, use-onnx.test.ts); int8 agrees with them at cosine >= 0.998.
+ * Runtime of USE-lite (workerData.runtime): 'onnx' (default) runs the graph converted by use-onnx.ts
+ * with its matrix products in int8, one text per call (a text's vector then depends on the text
+ * alone; see minilm.ts), on onnxruntime's native kernels, one intra-op thread; 'onnx-float32' the
+ * same graph in float32, batched (brier-lite 4.1); 'tfjs' the package's TF.js graph on the WASM
+ * backend, as before brier-lite 4.1. The last two give the same vectors to float32 rounding and are
+ * kept for comparisons (bench:latency, use-onnx.test.ts); int8 agrees with them at cosine >= 0.998.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 
 interface Job {
   id: number;
   texts: string[];
+  model: WorkerModel;
 }
 
 export type UseRuntime = 'onnx' | 'onnx-float32' | 'tfjs';
 export type WorkerModel = 'use' | 'minilm';
 
-const data = workerData as { runtime?: UseRuntime; model?: WorkerModel } | undefined;
-const model: WorkerModel = data?.model ?? 'use';
-const DIM = model === 'minilm' ? 384 : 512;
+const data = workerData as { runtime?: UseRuntime; models?: WorkerModel[] } | undefined;
+const models: WorkerModel[] = data?.models ?? ['use'];
+const DIM: Record<WorkerModel, number> = { use: 512, minilm: 384 };
 const BATCH = 32;
 const port = parentPort;
 if (!port) throw new Error('encoder-worker must run in a worker thread');
@@ -70,7 +73,7 @@ async function onnxEncoder(int8: boolean): Promise<Encoder> {
         Tensor,
       );
       slice.forEach((i, j) => {
-        out[i] = vectors[j] ?? new Float32Array(DIM);
+        out[i] = vectors[j] ?? new Float32Array(DIM.use);
       });
     }
     return out;
@@ -108,15 +111,17 @@ async function miniLmEncoder(): Promise<Encoder> {
   return { embed, release: () => encoder.close() };
 }
 
-const encoderPromise =
+const encoderOf = (model: WorkerModel): Promise<Encoder> =>
   model === 'minilm' ? miniLmEncoder() : runtime === 'tfjs' ? tfjsEncoder() : onnxEncoder(runtime === 'onnx');
+const encoders = new Map(models.map((m) => [m, encoderOf(m)] as const));
+const allLoaded = Promise.all(encoders.values());
 let chain: Promise<void> = Promise.resolve();
 
 port.on('message', (message: Job | { close: true }) => {
   if ('close' in message) {
     closing = true;
     chain = chain.then(async () => {
-      await (await encoderPromise.catch(() => null))?.release();
+      for (const e of encoders.values()) await (await e.catch(() => null))?.release();
       port.close();
     });
     return;
@@ -127,11 +132,14 @@ port.on('message', (message: Job | { close: true }) => {
 async function run(job: Job): Promise<void> {
   try {
     if (closing) throw closingError();
-    const { embed } = await encoderPromise;
+    const encoder = encoders.get(job.model);
+    if (!encoder) throw new Error(`this worker has no ${job.model} encoder`);
+    const { embed } = await encoder;
     const vectors = await embed(job.texts);
-    const out = new Float32Array(job.texts.length * DIM);
+    const dim = DIM[job.model];
+    const out = new Float32Array(job.texts.length * dim);
     vectors.forEach((v, i) => {
-      out.set(v, i * DIM);
+      out.set(v, i * dim);
     });
     port?.postMessage({ id: job.id, vectors: out }, [out.buffer]);
   } catch (error) {
@@ -139,7 +147,7 @@ async function run(job: Job): Promise<void> {
   }
 }
 
-encoderPromise.then(
+allLoaded.then(
   () => port.postMessage({ id: -1, ready: true }),
   (error: unknown) => port.postMessage({ id: -1, error: error instanceof Error ? error.message : String(error) }),
 );

@@ -22,7 +22,7 @@ import type { UseRuntime } from './encoder-worker.ts';
 import { buildInput, stateFacts, type VectorLookup, ZERO_VECTOR } from './features.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
-import { createEncoderPool, type TextEncoder } from './pool.ts';
+import { createEncoderPool, createSharedEncoderPool, type TextEncoder } from './pool.ts';
 import { skillOf } from './skill.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
@@ -120,15 +120,27 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     loading ??= (async () => {
       const loaded = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
       model = loaded;
+      // Both encoders in the same worker threads, one per core, where this engine makes both.
+      const shared =
+        !options.encoder && loaded.zeroShot && !options.miniLm && options.miniLmThreads === undefined
+          ? createSharedEncoderPool({
+              threads: options.threads ?? 2,
+              runtime: options.encoderRuntime,
+              models: ['use', 'minilm'],
+            })
+          : null;
       encoder =
-        options.encoder ?? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
+        options.encoder ??
+        shared?.encoder('use') ??
+        createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
       if (loaded.zeroShot) {
         miniLm =
           options.miniLm ??
           (options.miniLmThreads !== undefined
             ? createMiniLm({ threads: options.miniLmThreads })
             : {
-                encoder: createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
+                encoder:
+                  shared?.encoder('minilm') ?? createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
                 tokenizer: createMiniLmTokenizer(),
               });
         miniEmbedder = createEmbedder({
@@ -158,7 +170,18 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     return loading;
   }
 
+  /** A request's counts, asked by the host before answering and by answer() for usage: counted once. */
+  const counted = new WeakMap<DecisionRequest, TokenCounts>();
   function counts(request: DecisionRequest): TokenCounts {
+    let c = counted.get(request);
+    if (!c) {
+      c = countOf(request);
+      counted.set(request, c);
+    }
+    return c;
+  }
+
+  function countOf(request: DecisionRequest): TokenCounts {
     const t = tok();
     const rt = requestTexts(request, MAX_STATE_CHARS);
     return {
