@@ -105,7 +105,7 @@ describe('embedded engine (fake encoder)', () => {
     assert.equal(a?.length, rb.length);
     // equal up to floating-point summation order
     a?.forEach((v, j) => {
-      assert.ok(Math.abs(v - (rb[j] ?? 0)) < 1e-12);
+      assert.ok(Math.abs(v - (rb[j] ?? 0)) < 1e-12, `${v} vs ${rb[j]}`);
     });
     await engine.close();
   });

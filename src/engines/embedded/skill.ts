@@ -59,10 +59,12 @@ export function frameText(
 ): string {
   const own = (instructions ?? '').replace(QUOTED, '"…"').replace(/\s+/g, ' ').trim();
   let tail = '';
+  // a choice's options in a fixed order (sorted), so that its skill does not depend on their order
   if (type === 'choice')
     tail = options
-      .slice(0, FRAME_OPTIONS)
       .map((o) => o.label.replace(/_+/g, ' ').trim())
+      .sort()
+      .slice(0, FRAME_OPTIONS)
       .join(', ');
   else if (type === 'score')
     tail = options
