@@ -9,7 +9,13 @@ import {
 } from '../../../test/fixtures/embedded.ts';
 import { modelDirWithoutSkill } from '../../../test/fixtures/model-dir.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
-import { createFeaturizedEmbeddedEngine, FEATURES_DIM, FEATURES_ID, joinFeatures } from './featurized.ts';
+import {
+  createFeaturizedEmbeddedEngine,
+  FEATURES_DIM,
+  FEATURES_ID,
+  joinFeatures,
+  rememberingEncoder,
+} from './featurized.ts';
 import { MINILM_DIM } from './minilm.ts';
 import { EMBEDDING_DIM } from './pool.ts';
 
@@ -128,5 +134,24 @@ describe('featurized embedded engine: adapters read both encoders', () => {
     await engine.load();
     await engine.close();
     assert.equal(closed, 0);
+  });
+
+  it('a text asked while its encoding runs is encoded once; a failed encoding is retried on the next ask', async () => {
+    const inner = fakeEncoder();
+    let fail = false;
+    const remembering = rememberingEncoder({
+      embed: (texts) => (fail ? Promise.reject(new Error('encoder down')) : inner.embed(texts)),
+      close: inner.close,
+    });
+    const [a, b] = await Promise.all([remembering.embed(['x', 'y']), remembering.embed(['y', 'z'])]);
+    assert.deepEqual(inner.calls, [['x', 'y'], ['z']]);
+    close(a[1] ?? [], seededUnitVectorFromText('y'), 'y, first ask');
+    close(b[0] ?? [], seededUnitVectorFromText('y'), 'y, asked while running');
+    await remembering.embed(['x']);
+    assert.equal(inner.calls.length, 2, 'remembered');
+    fail = true;
+    await assert.rejects(remembering.embed(['w']), /encoder down/);
+    fail = false;
+    close((await remembering.embed(['w']))[0] ?? [], seededUnitVectorFromText('w'), 'w, retried');
   });
 });

@@ -44,22 +44,45 @@ export function joinFeatures(use: ArrayLike<number> | null, mini: ArrayLike<numb
   return out;
 }
 
-/** An encoder that remembers its last outputs for a short while (texts are window-sized pieces). */
+/**
+ * An encoder that remembers its last outputs for a short while (texts are window-sized pieces), and
+ * encodes a text asked again while its first encoding runs only once: the state features may be asked
+ * while the engine is still encoding the same state.
+ */
 export function rememberingEncoder(inner: TextEncoder, entries = 4096, ttlMs = 60_000): TextEncoder {
   const recent = new LRUCache<string, Float32Array>({ max: entries, ttl: ttlMs });
+  const running = new Map<string, Promise<Map<string, Float32Array>>>();
   const dim = inner.dim ?? EMBEDDING_DIM;
   return {
     dim,
     async embed(texts) {
-      const missing = [...new Set(texts.filter((t) => !recent.has(t)))];
+      const missing = [...new Set(texts.filter((t) => !recent.has(t) && !running.has(t)))];
       if (missing.length > 0) {
-        const vectors = await inner.embed(missing);
-        missing.forEach((t, i) => {
-          const v = vectors[i];
-          if (v) recent.set(t, v);
+        const run = inner.embed(missing).then((vectors) => {
+          const out = new Map<string, Float32Array>();
+          missing.forEach((t, i) => {
+            const v = vectors[i];
+            if (v) {
+              recent.set(t, v);
+              out.set(t, v);
+            }
+          });
+          return out;
         });
+        const settled = run.finally(() => {
+          for (const t of missing) if (running.get(t) === run) running.delete(t);
+        });
+        settled.catch(() => {});
+        for (const t of missing) running.set(t, run);
       }
-      return texts.map((t) => recent.get(t) ?? new Float32Array(dim));
+      const found = new Map<string, Float32Array>();
+      for (const t of texts) {
+        const v = recent.get(t);
+        if (v) found.set(t, v);
+      }
+      const waits = [...new Set(texts.filter((t) => !found.has(t)).map((t) => running.get(t)))];
+      for (const got of await Promise.all(waits)) for (const [t, v] of got ?? []) found.set(t, v);
+      return texts.map((t) => found.get(t) ?? new Float32Array(dim));
     },
     close: () => inner.close(),
   };
