@@ -9,8 +9,8 @@
  * sample (the majority prior). Metrics as served (rounded to 0.01): accuracy, Brier, NLL, ECE (15
  * bins, with its chance floor). Also the training time and the process's peak RSS, and the serving
  * latency of a request through an adapter against the base model. Then clinc150 (see clinc150()):
- * the adapter without label features and as a job fits it (the label prior cross-validated), against
- * the head fitted without clinc150.
+ * the adapter as a job fits it (the label prior cross-validated) in each feature space of --features,
+ * against the head fitted without clinc150 (uniform without its cache), and the candidate each fold chose.
  *
  * The base model is the embedded engine (the real code path, src/engines/embedded/featurized.ts);
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
@@ -416,6 +416,7 @@ async function clinc150() {
     const items: MetricItem[] = [];
     let seconds = 0;
     let perIntent = 0;
+    const chosen: string[] = [];
     for (let f = 0; f < folds; f++) {
       const train = v.rows.filter((_, i) => fold.get(i) !== f);
       const test = v.rows.filter((_, i) => fold.get(i) === f);
@@ -432,6 +433,7 @@ async function clinc150() {
         { lambdas },
       );
       seconds += (performance.now() - t0) / 1000;
+      chosen.push(fitted?.chosen ?? 'not fitted');
       const head = fitted
         ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [fitted.file] }).heads.get(
             template.id,
@@ -447,6 +449,7 @@ async function clinc150() {
       ...measure(items),
       seconds: Math.round(seconds),
       labelsPerIntent: Math.round(perIntent * 100) / 100,
+      chosen,
     };
     console.log(`clinc150 ${v.name}:`, out[v.name]);
   }
