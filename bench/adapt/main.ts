@@ -9,15 +9,20 @@
  * sample (the majority prior). Metrics as served (rounded to 0.01): accuracy, Brier, NLL, ECE (15
  * bins, with its chance floor). Also the training time and the process's peak RSS, and the serving
  * latency of a request through an adapter against the base model. Then clinc150 (see clinc150()):
- * the adapter without label features and as a job fits it (the label prior cross-validated), against
- * the head fitted without clinc150.
+ * the adapter as a job fits it (the label prior cross-validated) in each feature space of --features,
+ * against the head fitted without clinc150 (uniform without its cache), and the candidate each fold chose.
  *
  * The base model is the embedded engine (the real code path, src/engines/embedded/featurized.ts);
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
  * Writes bench/results/adapt.json.
  *
- *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off] [--caldec off]
- *     [--latency off] [--gate 0.9,0.95]
+ *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off|only] [--caldec off]
+ *     [--latency off] [--gate 0.9,0.95] [--features use-lite,joint] [--lambdas 3e-4,1e-3]
+ *
+ * --clinc only: the clinc150 section alone. --features: the adapters' feature spaces compared, each
+ * taken from the engine's features ([USE-lite | MiniLM], featurized.ts) as FEATURE_VARIANTS says
+ * (default: the engine's own, `joint`). --lambdas: the probe's L2 grid (default the job's,
+ * adapter-probe.ts), to compare variants at a fraction of the time.
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +30,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapters/adapter.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
+import { createMiniLmTokenizer, MINILM_DIM, MINILM_WINDOW } from '../../src/engines/embedded/minilm.ts';
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
 import { createEngineHost } from '../../src/engines/host.ts';
 import type { DecisionQuestion } from '../../src/engines/request.ts';
@@ -57,6 +63,7 @@ import {
 } from '../../src/training/evaluation.ts';
 import { openDiskStore } from '../../src/training/store.ts';
 import { loadDataset, type SharedRow } from '../datasets.ts';
+import { FEATURE_VARIANTS, type FeatureVariant, inVariant } from './variants.ts';
 
 const DEFAULT_SETS = [
   'sst2',
@@ -84,21 +91,33 @@ const { values } = parseArgs({
     clinc: { type: 'string' },
     caldec: { type: 'string' },
     latency: { type: 'string' },
+    features: { type: 'string' },
+    lambdas: { type: 'string' },
   },
 });
+const clincOnly = values.clinc === 'only';
 const refit = values.refit === 'folds' ? 'folds' : 'all';
-const sets = values.sets ? values.sets.split(',') : DEFAULT_SETS;
+const sets = clincOnly ? [] : values.sets ? values.sets.split(',') : DEFAULT_SETS;
 const sizes = (values.sizes ?? '20,50,200,500,1000').split(',').map(Number);
 const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
 /** The serving gate's levels measured (adapter-select.ts servingGate); the first is printed and CalDec's. */
 const gateLevels = (values.gate ?? '0.9').split(',').map(Number);
+const variants: FeatureVariant[] = (values.features ?? 'joint').split(',').map((name) => {
+  const v = FEATURE_VARIANTS.find((x) => x.name === name);
+  if (!v) throw new Error(`--features: ${name} is none of ${FEATURE_VARIANTS.map((x) => x.name).join(', ')}`);
+  return v;
+});
+const lambdas = values.lambdas ? values.lambdas.split(',').map(Number) : undefined;
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
-function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number } {
-  const store = openDiskStore(undefined, true);
+function cachedEncoder(
+  inner: TextEncoder,
+  store = openDiskStore(undefined, true),
+): TextEncoder & { hits: () => number } {
   let hits = 0;
   return {
+    ...(inner.dim ? { dim: inner.dim } : {}),
     hits: () => hits,
     async embed(texts) {
       const out = texts.map((t) => store.get(t));
@@ -114,29 +133,47 @@ function cachedEncoder(inner: TextEncoder): TextEncoder & { hits: () => number }
 
 const pool = createEncoderPool({ threads: 2 });
 const encoder = cachedEncoder(pool);
-const engine = createFeaturizedEmbeddedEngine({ encoder, parallelism: 4 });
+// MiniLM's outputs from the training cache too (`npm run train:embed` stores them per window)
+const miniLm = {
+  encoder: cachedEncoder(
+    createEncoderPool({ threads: 2, model: 'minilm' }),
+    openDiskStore(`minilm-w${MINILM_WINDOW}-int8`, true, MINILM_DIM),
+  ),
+  tokenizer: createMiniLmTokenizer(),
+};
+const engine = createFeaturizedEmbeddedEngine({ encoder, miniLm, parallelism: 4 });
 await engine.load();
 
 interface Featurized {
   template: ReturnType<typeof templateOf>;
   question: WireQuestion;
+  /** The set's rows of its first row's template, shuffled (seeded), the first `need` of them featurized. */
   rows: (TemplateRow & { state: Float32Array })[];
+  /** Rows of the set's template (featurized or not). */
+  total: number;
   labelStates: (Float32Array | null)[] | null;
 }
 
-/** Base probabilities (canonical order) and state features of every row, through the engine. */
-async function featurize(name: string): Promise<Featurized> {
+/**
+ * Base probabilities (canonical order) and state features of the set's rows, through the engine: its
+ * rows shuffled (seeded), the first `need` (the same draws as featurizing all of them, then shuffling).
+ */
+async function featurize(name: string, need = Number.POSITIVE_INFINITY): Promise<Featurized> {
   const raw = loadDataset(name, 'bench:adapt');
   const question = raw[0]?.question as WireQuestion;
   const template = templateOf(question);
+  const valid = raw.filter((r) => {
+    const q = r.question as WireQuestion;
+    return templateOf(q).id === template.id && !('error' in canonicalLabel(q, r.label));
+  });
+  const drawn = shuffled(valid, mulberry32(seed)).slice(0, need);
   const rows: Featurized['rows'] = [];
   const batch = 16;
-  for (let i = 0; i < raw.length; i += batch) {
-    const part = raw.slice(i, i + batch);
+  for (let i = 0; i < drawn.length; i += batch) {
+    const part = drawn.slice(i, i + batch);
     const done = await Promise.all(
       part.map(async (r) => {
         const q = r.question as WireQuestion;
-        if (templateOf(q).id !== template.id) return null;
         const label = canonicalLabel(q, r.label);
         if ('error' in label) return null;
         const request = toDecisionRequest(r.state as WireState, [q]);
@@ -151,7 +188,7 @@ async function featurize(name: string): Promise<Featurized> {
     );
     for (const d of done) if (d) rows.push(d);
   }
-  return { template, question, rows, labelStates: await labelStatesOf(engine, question) };
+  return { template, question, rows, total: valid.length, labelStates: await labelStatesOf(engine, question) };
 }
 
 function measure(items: MetricItem[]) {
@@ -170,13 +207,15 @@ const results: unknown[] = [];
 const lines: string[] = [];
 for (const name of sets) {
   const started = performance.now();
-  const f = await featurize(name);
-  const k = f.template.labels.length;
-  const random = mulberry32(seed);
-  const all = shuffled(f.rows, random);
+  const largest = Math.max(...sizes);
   // as many test rows as leave the largest sample to train on (a third of a smaller set): at 400 rows
   // the ECE of a perfectly calibrated answer was already ~0.05 by chance alone (its floor)
-  const test = all.slice(0, Math.min(testSize, Math.max(Math.floor(all.length / 3), all.length - Math.max(...sizes))));
+  const total = (await featurize(name, 0)).total;
+  const testN = Math.min(testSize, Math.max(Math.floor(total / 3), total - largest));
+  const f = await featurize(name, testN + largest);
+  const k = f.template.labels.length;
+  const all = f.rows;
+  const test = all.slice(0, testN);
   const pool2 = all.slice(test.length);
   const ordinal = f.template.type === 'score';
   const target = (y: number) => oneHot(k, y);
@@ -184,71 +223,77 @@ for (const name of sets) {
   const oracle = majorityPrior(test.map((r) => target(r.label)));
   const priorOracle = measure(test.map((r) => ({ p: oracle, t: target(r.label), ordinal })));
   console.log(
-    `${name} (${f.template.type}, k=${k}): ${f.rows.length} rows featurized in ${((performance.now() - started) / 1000).toFixed(0)} s (${encoder.hits()} cached encodings so far); test ${test.length}; zero-shot accuracy ${base.accuracy}, Brier ${base.brier}`,
+    `${name} (${f.template.type}, k=${k}): ${f.rows.length} of ${total} rows featurized in ${((performance.now() - started) / 1000).toFixed(0)} s (${encoder.hits()} cached encodings so far, MiniLM ${miniLm.encoder.hits()}); test ${test.length}; zero-shot accuracy ${base.accuracy}, Brier ${base.brier}`,
   );
   const curve: unknown[] = [];
   for (const n of sizes) {
     if (n > pool2.length) continue;
-    const sample = pool2.slice(0, n);
-    const data: TemplateData = {
-      template: f.template.id,
-      type: f.template.type,
-      labels: f.template.labels,
-      rows: sample,
-      labelStates: f.labelStates,
-    };
-    const t0 = performance.now();
-    const fitted = fitAllRows(data, { refit });
-    const seconds = (performance.now() - t0) / 1000;
-    const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-    if (!fitted) continue;
-    const head = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [fitted.file] }).heads.get(
-      f.template.id,
-    );
-    if (!head) continue;
-    // as a training job serves it: 25% of the sample held out, the head served only past the gate
-    // (at each of --gate levels; the first is the one printed)
-    const byGate = gateLevels.map((level) => {
-      const job = fitTemplate(data, { refit, minExamples: 1, gate: { level } });
-      const jobHead = job.head
-        ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(f.template.id)
-        : undefined;
-      const metrics = measure(
-        test.map((r) => ({
-          p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
-          t: target(r.label),
-          ordinal,
-        })),
+    for (const variant of variants) {
+      const sample = pool2.slice(0, n).map((r) => ({ ...r, state: inVariant(variant, r.state) }));
+      const testRows = test.map((r) => ({ ...r, state: inVariant(variant, r.state) }));
+      const data: TemplateData = {
+        template: f.template.id,
+        type: f.template.type,
+        labels: f.template.labels,
+        rows: sample,
+        labelStates: f.labelStates?.map((e) => (e ? inVariant(variant, e, true) : null)) ?? null,
+      };
+      const t0 = performance.now();
+      const fitted = fitAllRows(data, { refit, lambdas });
+      const seconds = (performance.now() - t0) / 1000;
+      const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+      if (!fitted) continue;
+      const head = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [fitted.file] }).heads.get(
+        f.template.id,
       );
-      return { level, job, metrics };
-    });
-    const { job, metrics: served } = byGate[0] as (typeof byGate)[number];
-    const prior = majorityPrior(sample.map((r) => target(r.label)));
-    const adapter = measure(
-      test.map((r) => ({ p: asServed(applyHead(head, r.base, r.state)), t: target(r.label), ordinal })),
-    );
-    const trainPrior = measure(test.map((r) => ({ p: prior, t: target(r.label), ordinal })));
-    curve.push({
-      labels: n,
-      kind: fitted.file.kind,
-      adapter,
-      served,
-      servedBy: job.head ? job.report.chosen : 'base model',
-      reason: job.report.reason,
-      gates: byGate.map((g) => ({ level: g.level, served: g.job.report.served, metrics: g.metrics })),
-      trainPrior,
-      seconds: Math.round(seconds * 100) / 100,
-      peakRssMb,
-    });
-    const line = `| ${name} | ${f.template.type} | ${n} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${served.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${served.brier.toFixed(4)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} / ${served.ece.toFixed(3)} (${served.eceFloor.toFixed(3)}) | ${fitted.chosen} | ${job.head ? job.report.chosen : 'base model'} | ${seconds.toFixed(1)} s |`;
-    lines.push(line);
-    console.log(line);
+      if (!head) continue;
+      // as a training job serves it: 25% of the sample held out, the head served only past the gate
+      // (at each of --gate levels; the first is the one printed)
+      const byGate = gateLevels.map((level) => {
+        const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level } });
+        const jobHead = job.head
+          ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(
+              f.template.id,
+            )
+          : undefined;
+        const metrics = measure(
+          testRows.map((r) => ({
+            p: asServed(jobHead ? applyHead(jobHead, r.base, r.state) : r.base),
+            t: target(r.label),
+            ordinal,
+          })),
+        );
+        return { level, job, metrics };
+      });
+      const { job, metrics: served } = byGate[0] as (typeof byGate)[number];
+      const prior = majorityPrior(sample.map((r) => target(r.label)));
+      const adapter = measure(
+        testRows.map((r) => ({ p: asServed(applyHead(head, r.base, r.state)), t: target(r.label), ordinal })),
+      );
+      const trainPrior = measure(test.map((r) => ({ p: prior, t: target(r.label), ordinal })));
+      curve.push({
+        labels: n,
+        features: variant.name,
+        kind: fitted.file.kind,
+        adapter,
+        served,
+        servedBy: job.head ? job.report.chosen : 'base model',
+        reason: job.report.reason,
+        gates: byGate.map((g) => ({ level: g.level, served: g.job.report.served, metrics: g.metrics })),
+        trainPrior,
+        seconds: Math.round(seconds * 100) / 100,
+        peakRssMb,
+      });
+      const line = `| ${name} | ${f.template.type} | ${n} | ${variant.name} | ${base.accuracy.toFixed(3)} / ${adapter.accuracy.toFixed(3)} / ${served.accuracy.toFixed(3)} | ${base.brier.toFixed(4)} / ${adapter.brier.toFixed(4)} / ${served.brier.toFixed(4)} | ${base.ece.toFixed(3)} / ${adapter.ece.toFixed(3)} / ${served.ece.toFixed(3)} (${served.eceFloor.toFixed(3)}) | ${fitted.chosen} | ${job.head ? job.report.chosen : 'base model'} | ${seconds.toFixed(1)} s |`;
+      lines.push(line);
+      console.log(line);
+    }
   }
   results.push({
     set: name,
     type: f.template.type,
     k,
-    rows: f.rows.length,
+    rows: total,
     test: test.length,
     zeroShot: base,
     majorityPrior: priorOracle,
@@ -258,7 +303,7 @@ for (const name of sets) {
 
 // Serving latency: the same requests through the base model and through an adapter of one set.
 async function servingLatency(name: string, labels: number) {
-  const f = await featurize(name);
+  const f = await featurize(name, labels);
   const fitted = fitAllRows({
     template: f.template.id,
     type: f.template.type,
@@ -322,17 +367,19 @@ async function clinc150() {
     };
     if (j.final.weights.cU === shipped.bilinear.choice.U) leaveOut = j.leaveOut;
   }
-  if (!leaveOut) {
-    console.log('clinc150: skipped (no stage A cache of the shipped head: run npm run train)');
-    return null;
-  }
+  // Without that cache, every class equally likely (that head's answer was nearly so: accuracy 0.103
+  // on 151 classes, 0.007 as served): the adapters' numbers are then their features' alone.
+  const baseName = leaveOut
+    ? 'the stage A head fitted without clinc150'
+    : 'uniform (no stage A cache of the shipped head)';
+  if (!leaveOut) console.log(`clinc150: base answer ${baseName}`);
   const raw = loadDataset('clinc150', 'bench:adapt') as (SharedRow & { id: string })[];
   const question = raw[0]?.question as WireQuestion;
   const template = templateOf(question);
   const k = template.labels.length;
   const rows: TemplateRow[] = [];
   for (const r of raw) {
-    const bil = leaveOut[r.id];
+    const bil = leaveOut ? leaveOut[r.id] : new Array<number>(k).fill(0);
     const label = canonicalLabel(r.question as WireQuestion, r.label);
     if (!bil || 'error' in label) continue;
     const max = Math.max(...bil);
@@ -357,29 +404,36 @@ async function clinc150() {
     folds,
     150,
   );
-  const variants = [
-    { name: 'adapter without label features', labelStates: null },
-    { name: 'adapter as a job fits it (label prior cross-validated)', labelStates },
-  ];
-  const out: Record<string, unknown> = {};
+  // per feature space (--features), the adapter as a job fits it (the label prior cross-validated)
+  const clincVariants = variants.map((fv) => ({
+    name: `adapter as a job fits it on ${fv.name} (label prior cross-validated)`,
+    rows: rows.map((r) => ({ ...r, state: r.state ? inVariant(fv, r.state) : null })),
+    labelStates: labelStates?.map((e) => (e ? inVariant(fv, e, true) : null)) ?? null,
+  }));
+  const out: Record<string, unknown> = { base: baseName, lambdas: lambdas ?? 'default' };
   const before: MetricItem[] = [];
-  for (const v of variants) {
+  for (const v of clincVariants) {
     const items: MetricItem[] = [];
     let seconds = 0;
     let perIntent = 0;
+    const chosen: string[] = [];
     for (let f = 0; f < folds; f++) {
-      const train = rows.filter((_, i) => fold.get(i) !== f);
-      const test = rows.filter((_, i) => fold.get(i) === f);
+      const train = v.rows.filter((_, i) => fold.get(i) !== f);
+      const test = v.rows.filter((_, i) => fold.get(i) === f);
       perIntent += train.filter((r) => template.labels[r.label] !== 'out_of_scope').length / (k - 1) / folds;
       const t0 = performance.now();
-      const fitted = fitAllRows({
-        template: template.id,
-        type: 'choice',
-        labels: template.labels,
-        rows: train,
-        labelStates: v.labelStates,
-      });
+      const fitted = fitAllRows(
+        {
+          template: template.id,
+          type: 'choice',
+          labels: template.labels,
+          rows: train,
+          labelStates: v.labelStates,
+        },
+        { lambdas },
+      );
       seconds += (performance.now() - t0) / 1000;
+      chosen.push(fitted?.chosen ?? 'not fitted');
       const head = fitted
         ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [fitted.file] }).heads.get(
             template.id,
@@ -388,13 +442,14 @@ async function clinc150() {
       if (!head) continue;
       for (const r of test) {
         items.push({ p: asServed(applyHead(head, r.base, r.state)), t: oneHot(k, r.label), ordinal: false });
-        if (v === variants[0]) before.push({ p: asServed(r.base), t: oneHot(k, r.label), ordinal: false });
+        if (v === clincVariants[0]) before.push({ p: asServed(r.base), t: oneHot(k, r.label), ordinal: false });
       }
     }
     out[v.name] = {
       ...measure(items),
       seconds: Math.round(seconds),
       labelsPerIntent: Math.round(perIntent * 100) / 100,
+      chosen,
     };
     console.log(`clinc150 ${v.name}:`, out[v.name]);
   }
@@ -545,11 +600,11 @@ async function caldecAccount() {
   }
   return out;
 }
-const caldec = values.caldec === 'off' ? null : await caldecAccount();
+const caldec = values.caldec === 'off' || clincOnly ? null : await caldecAccount();
 const clinc = values.clinc === 'off' ? null : await clinc150();
 
 const latency =
-  values.latency === 'off'
+  values.latency === 'off' || clincOnly
     ? null
     : await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
 console.log('serving latency (ms, sequential requests, fresh states)', latency);
@@ -561,8 +616,8 @@ writeFileSync(
   `${JSON.stringify({ model: engine.info.id, seed, testSize, sizes, sets: results, caldec, clinc150: clinc, latency, at: new Date().toISOString() }, null, 2)}\n`,
 );
 console.log(
-  '\n| set | type | labels | accuracy (zero-shot / adapter / served) | Brier (zero-shot / adapter / served) | ECE (zero-shot / adapter / served (floor)) | adapter head | served | fit time |',
+  '\n| set | type | labels | features | accuracy (zero-shot / adapter / served) | Brier (zero-shot / adapter / served) | ECE (zero-shot / adapter / served (floor)) | adapter head | served | fit time |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);
 await engine.close();

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { FEATURES_DIM, FEATURES_ID } from '../../src/engines/embedded/featurized.ts';
 import { startCompletionsServer } from '../fixtures/completions-server.ts';
 import { ROUTING, trainAdapterOver, waitFor } from '../fixtures/teach.ts';
 import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
@@ -184,7 +185,7 @@ describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
     const model = (await (
       await fetch(`${w.url}/internal/v1/model`, { headers: { authorization: `Bearer ${TOKEN}` } })
     ).json()) as { features: { id: string; dim: number; options: boolean } };
-    assert.deepEqual(model.features, { id: 'use-lite-512', dim: 512, options: true });
+    assert.deepEqual(model.features, { id: FEATURES_ID, dim: FEATURES_DIM, options: true });
     const g = await gateway([w.url]);
     const adapter = await trainAdapterOver(g.server.url, g.key);
     const jobs = (await (
