@@ -144,6 +144,20 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
     const ids = Object.keys(body.questions);
     const wire = ids.map((id) => body.questions[id] as WireQuestion);
     const request = toDecisionRequest(body.state, wire);
+    // A probe head reads the state's features: asked beside the answer, so that an encoding the
+    // answer does not share (MiniLM, where no question of the engine's reads it) runs on the other
+    // core at the same time. Not under overload: a request the queue refuses costs no encoding.
+    const features = engine.features;
+    let early: Promise<Float32Array> | undefined;
+    if (adapter && features && wire.some((q) => adapter.heads.get(templateOf(q).id)?.weights)) {
+      try {
+        host.scheduler.admit();
+        early = features.state(request, signal);
+        early.catch(() => {});
+      } catch {
+        // refused by host.answer below, with its reason
+      }
+    }
     const result = await host.answer(request, ids, signal);
     const answers: Record<string, WireAnswer> = {};
     /** Adapter answers under the fallback's threshold: asked of the teacher after the loop. */
@@ -158,7 +172,7 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
       if (adapter && head) {
         // The state features are read once, and only when a probe head needs them.
         if (head.weights && state === undefined)
-          state = engine.features ? await engine.features.state(request, signal) : null;
+          state = features ? await (early ?? features.state(request, signal)) : null;
         const p = fromCanonical(
           question,
           applyHead(head, toCanonical(question, base), head.weights ? (state ?? null) : null),

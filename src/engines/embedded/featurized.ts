@@ -14,7 +14,13 @@ import { readArtifactFiles } from './artifacts.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
 import { createEmbeddedEngine, DEFAULT_MODEL_DIR, EMBEDDED_LIMITS, type EmbeddedEngineOptions } from './index.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_DIM, MINILM_WINDOW, type MiniLm } from './minilm.ts';
-import { createEncoderPool, EMBEDDING_DIM, type TextEncoder } from './pool.ts';
+import {
+  createEncoderPool,
+  createSharedEncoderPool,
+  EMBEDDING_DIM,
+  type SharedEncoderPool,
+  type TextEncoder,
+} from './pool.ts';
 import { questionTexts, requestTexts } from './texts.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
@@ -108,17 +114,31 @@ function lazyEncoder(create: () => TextEncoder, dim: number): TextEncoder {
 export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
   const modelDir = options.modelDir ?? DEFAULT_MODEL_DIR;
   const given = options.encoder;
+  const givenMini = options.miniLm;
+  const miniThreads = options.miniLmThreads;
+  // Both encoders in the same worker threads, one per core (pool.ts), where neither is given; made
+  // with the first encoding (the engine's load), as the engine's own would be.
+  let shared: SharedEncoderPool | null = null;
+  const sharedPool = (): SharedEncoderPool => {
+    shared ??= createSharedEncoderPool({
+      threads: options.threads ?? 2,
+      runtime: options.encoderRuntime,
+      models: ['use', 'minilm'],
+    });
+    return shared;
+  };
   const encoder = rememberingEncoder(
     given ??
       lazyEncoder(
-        () => createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime }),
+        () =>
+          givenMini || miniThreads !== undefined
+            ? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime })
+            : sharedPool().encoder('use'),
         EMBEDDING_DIM,
       ),
   );
   // The engine's second encoder, given to it (it reads MiniLM for its zero-shot families): the state
   // embedding it computes for a topic or polarity question is then the one the features read.
-  const givenMini = options.miniLm;
-  const miniThreads = options.miniLmThreads;
   const miniLm: MiniLm = {
     tokenizer: givenMini?.tokenizer ?? createMiniLmTokenizer(),
     encoder: rememberingEncoder(
@@ -127,7 +147,9 @@ export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = 
           () =>
             miniThreads !== undefined
               ? createMiniLm({ threads: miniThreads }).encoder
-              : createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
+              : given
+                ? createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' })
+                : sharedPool().encoder('minilm'),
           MINILM_DIM,
         ),
     ),
