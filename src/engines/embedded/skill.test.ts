@@ -30,6 +30,15 @@ describe('frameText', () => {
     assert.equal(score, 'How polite is this request?\nrude / 1 / polite');
   });
 
+  it("lists a choice's options in one order whatever their order in the question, a score's levels in theirs", () => {
+    const options = ['refund', 'billing', 'Shipping', 'other'].map((label) => ({ label, description: null }));
+    const frame = frameText('choice', 'Which team?', options);
+    assert.equal(frame, 'Which team?\nShipping, billing, other, refund');
+    assert.equal(frameText('choice', 'Which team?', options.toReversed()), frame);
+    const levels = ['low', 'high'].map((description, i) => ({ label: String(i), description }));
+    assert.notEqual(frameText('score', 'How urgent?', levels), frameText('score', 'How urgent?', levels.toReversed()));
+  });
+
   it("reads a yes/no question's `true` description as part of what it asks", () => {
     const f = frameText('noul', 'Is it spam?', [
       { label: 'false', description: null },

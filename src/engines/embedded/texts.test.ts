@@ -100,7 +100,7 @@ describe('option texts', () => {
         'bad',
         'good',
         // the frames the skill model places each question by (skill.ts)
-        'Intent?\nbook flight, Sci/Tech',
+        'Intent?\nSci/Tech, book flight',
         'How good?\nbad / good',
       ]),
     );
