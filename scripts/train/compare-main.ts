@@ -22,7 +22,10 @@ const afterPath = values.after ?? `${REPO_ROOT}/models/brier-lite/report.json`;
 const after = JSON.parse(readFileSync(afterPath, 'utf8')) as Record<string, unknown>;
 const rows = compareReports(before, after);
 console.log(comparisonTable(rows, [ref, 'now']));
-const s = summarize(rows);
-console.log(
-  `\n${s.rows} held-out rows: Brier within +-0.003 on ${s.withinBrier} (largest change ${s.maxBrier.delta.toFixed(4)}, ${s.maxBrier.name}); ECE within +-0.005 on ${s.withinEce} (largest ${s.maxEce.delta.toFixed(4)}, ${s.maxEce.name})`,
-);
+const line = (what: string, s: ReturnType<typeof summarize>) =>
+  `${what}: ${s.rows} rows, Brier within +-0.003 on ${s.withinBrier} (largest change ${s.maxBrier.delta.toFixed(4)}, ${s.maxBrier.name}); ECE within +-0.005 on ${s.withinEce} (largest ${s.maxEce.delta.toFixed(4)}, ${s.maxEce.name})`;
+console.log(`\n${line('all held-out rows', summarize(rows))}`);
+for (const group of ['leave-tasks-out', 'set left out', 'held-out sets', 'CalDec', 'skill', 'zero-shot map']) {
+  const some = rows.filter((r) => r.name.startsWith(group));
+  if (some.length > 0) console.log(line(`  ${group}`, summarize(some)));
+}
