@@ -439,6 +439,23 @@ async function engineRun(
     out.overload = { rate, sustainable: best, ...overload };
     table(`${plan.name}: request mix 1/3/10 questions, ~300-token fresh states`, rows);
     console.log('');
+    if (plan.name === 'embedded') {
+      // issue 40's targets: latency and throughput, and throughput kept under more load than it can take
+      const c1 = rows.find(([n]) => n === 'concurrency 1')?.[1];
+      const c16 = rows.find(([n]) => n === 'concurrency 16')?.[1];
+      line('p50 at concurrency 1 (ms)', fmt(c1?.p50 ?? Number.NaN), '<= 40', (c1?.p50 ?? Infinity) <= 40);
+      line('peak throughput (req/s)', fmt(best, 2), '>= 30', best >= 30);
+      const c16Ratio = (c16?.throughput ?? 0) / best;
+      const overloadRatio = overload.throughput / best;
+      line('concurrency 16 / peak throughput', fmt(c16Ratio, 2), '>= 0.95', c16Ratio >= 0.95);
+      line(
+        '2x open-loop overload: accepted throughput / peak',
+        fmt(overloadRatio, 2),
+        '>= 0.95',
+        overloadRatio >= 0.95,
+      );
+      out.targets = { c1P50: c1?.p50, peak: best, c16Ratio, overloadRatio };
+    }
     const fanTarget = plan.name === 'gguf' ? 2.0 : 1.5;
     const cacheName = plan.name === 'gguf' ? 'gguf_prefix' : 'embedding';
     line('fan-out: 10 questions / 1 question (median latency)', fmt(fanOut, 2), `<= ${fanTarget}`, fanOut <= fanTarget);

@@ -38,7 +38,7 @@ export interface EngineAnswer {
 
 /** Static facts about the model an engine serves, for /v1/models and the console. */
 export interface ModelInfo {
-  /** The exact versioned id, e.g. brier-lite-4.1.0. */
+  /** The exact versioned id, e.g. brier-lite-4.2.0. */
   id: string;
   description: string;
   /** YYYY-MM-DD */

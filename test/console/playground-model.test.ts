@@ -83,7 +83,7 @@ describe('playground: what an answer prefers', () => {
 
 describe('playground: the model a request names (an adapter) is kept', () => {
   const body = {
-    model: 'ft:brier-lite-4.1.0:3f9a1c2b7d4e',
+    model: 'ft:brier-lite-4.2.0:3f9a1c2b7d4e',
     state: 'Please refund the duplicate charge.',
     questions: { refund: { type: 'noul', instructions: 'Is the customer asking for money back?' } },
   };

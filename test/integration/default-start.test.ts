@@ -34,7 +34,7 @@ describe('npm start defaults: embedded brier-lite on SQLite', () => {
 
   test('answers with no BRIER_MODEL and no download', async () => {
     const models = await (await fetch(`${server.url}/v1/models`, { headers: auth })).json();
-    assert.equal(models.models[0].id, 'brier-lite-4.1.0');
+    assert.equal(models.models[0].id, 'brier-lite-4.2.0');
     const res = await fetch(`${server.url}/v1/systemone`, {
       method: 'POST',
       headers: auth,
@@ -52,7 +52,7 @@ describe('npm start defaults: embedded brier-lite on SQLite', () => {
     });
     assert.equal(res.status, 200);
     const body = await res.json();
-    assert.equal(body.model, 'brier-lite-4.1.0');
+    assert.equal(body.model, 'brier-lite-4.2.0');
     assert.equal(body.answers.team.type, 'choice');
     assert.ok(body.usage.input_tokens > 0);
   });

@@ -4,7 +4,7 @@ import { TemplateReport } from '../training-jobs/protocol.ts';
 export const AdapterSummary = z
   .object({
     id: z.string().openapi({
-      example: 'ft:brier-lite-4.1.0:3f9a1c2b7d4e',
+      example: 'ft:brier-lite-4.2.0:3f9a1c2b7d4e',
       description: 'The model id to name in POST /v1/systemone.',
     }),
     base_model: z.string(),
@@ -48,7 +48,7 @@ export const AdapterIdParam = z.object({
     .string()
     .min(1)
     .max(200)
-    .openapi({ param: { name: 'id', in: 'path' }, example: 'ft:brier-lite-4.1.0:3f9a1c2b7d4e' }),
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'ft:brier-lite-4.2.0:3f9a1c2b7d4e' }),
 });
 
 export const SetFallback = z
