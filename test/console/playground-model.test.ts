@@ -99,7 +99,7 @@ describe('playground: the model a request names (an adapter) is kept', () => {
   test('in "call it from code": curl, TypeScript and Python send it', () => {
     const code = snippets('http://127.0.0.1:8080', toBody(fromBody(body)));
     for (const snippet of [code.curl, code.typescript, code.python]) {
-      assert.match(snippet, /"model": ?"ft:brier-lite-4\.1\.0:3f9a1c2b7d4e"/);
+      assert.match(snippet, /"model": ?"ft:brier-lite-4\.2\.0:3f9a1c2b7d4e"/);
     }
   });
 

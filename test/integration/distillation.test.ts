@@ -30,6 +30,13 @@ const TEAM = {
   },
 } as const;
 
+/**
+ * A ticket with words of both teams: the adapter is unsure of it (a clear one, such as 'the app crashes
+ * on login', the adapter answers with confidence 1.00, which no threshold is above), so the fallback
+ * asks the teacher.
+ */
+const UNSURE = 'the app crashes when I open my invoice';
+
 describe('distillation by API: a teacher labels, an adapter learns it, the fallback asks it', () => {
   let teacher: TeacherServer;
   let t: TestApp;
@@ -158,7 +165,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
     const fell = await call('/v1/systemone', {
       body: {
         model: job.adapter_id,
-        state: 'the app crashes on login',
+        state: UNSURE,
         questions: { team: TEAM, again: { ...TEAM, instructions: 'Which team owns it?' } },
       },
     });
@@ -171,7 +178,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
     // A teacher that fails (after its retries) leaves the adapter's answer; nothing fails.
     teacher.failNext(2, 500);
     const kept = await call('/v1/systemone', {
-      body: { model: job.adapter_id, state: 'the app crashes on login', questions: { team: TEAM } },
+      body: { model: job.adapter_id, state: UNSURE, questions: { team: TEAM } },
     });
     assert.equal(kept.status, 200);
     assert.equal(kept.json.answers.team.x_answered_by, job.adapter_id);
@@ -183,7 +190,7 @@ describe('distillation by API: a teacher labels, an adapter learns it, the fallb
     });
     assert.equal(off.json.fallback, null);
     const back = await call('/v1/systemone', {
-      body: { model: job.adapter_id, state: 'the app crashes on login', questions: { team: TEAM } },
+      body: { model: job.adapter_id, state: UNSURE, questions: { team: TEAM } },
     });
     assert.equal(back.json.answers.team.x_answered_by, job.adapter_id);
 
