@@ -148,8 +148,10 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
     // answer does not share (MiniLM, where no question of the engine's reads it) runs on the other
     // core at the same time. Not under overload: a request the queue refuses costs no encoding.
     const features = engine.features;
+    // each question's head, its template id hashed once (none without an adapter)
+    const heads = wire.map((q) => adapter?.heads.get(templateOf(q).id));
     let early: Promise<Float32Array> | undefined;
-    if (adapter && features && wire.some((q) => adapter.heads.get(templateOf(q).id)?.weights)) {
+    if (adapter && features && heads.some((h) => h?.weights)) {
       try {
         host.scheduler.admit();
         early = features.state(request, signal);
@@ -167,7 +169,7 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
       const id = ids[i] as string;
       const question = wire[i] as WireQuestion;
       const base = result.probabilities[i] ?? [];
-      const head = adapter?.heads.get(templateOf(question).id);
+      const head = heads[i];
       let answer: WireAnswer;
       if (adapter && head) {
         // The state features are read once, and only when a probe head needs them.

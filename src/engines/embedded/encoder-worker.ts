@@ -15,6 +15,7 @@
  * kept for comparisons (bench:latency, use-onnx.test.ts); int8 agrees with them at cosine >= 0.998.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { ENCODER_DIMS } from './pool.ts';
 
 interface Job {
   id: number;
@@ -27,7 +28,6 @@ export type WorkerModel = 'use' | 'minilm';
 
 const data = workerData as { runtime?: UseRuntime; models?: WorkerModel[] } | undefined;
 const models: WorkerModel[] = data?.models ?? ['use'];
-const DIM: Record<WorkerModel, number> = { use: 512, minilm: 384 };
 const BATCH = 32;
 const port = parentPort;
 if (!port) throw new Error('encoder-worker must run in a worker thread');
@@ -73,7 +73,7 @@ async function onnxEncoder(int8: boolean): Promise<Encoder> {
         Tensor,
       );
       slice.forEach((i, j) => {
-        out[i] = vectors[j] ?? new Float32Array(DIM.use);
+        out[i] = vectors[j] ?? new Float32Array(ENCODER_DIMS.use);
       });
     }
     return out;
@@ -136,7 +136,7 @@ async function run(job: Job): Promise<void> {
     if (!encoder) throw new Error(`this worker has no ${job.model} encoder`);
     const { embed } = await encoder;
     const vectors = await embed(job.texts);
-    const dim = DIM[job.model];
+    const dim = ENCODER_DIMS[job.model];
     const out = new Float32Array(job.texts.length * dim);
     vectors.forEach((v, i) => {
       out.set(v, i * dim);

@@ -12,15 +12,15 @@ import { type DecisionEngine, type EngineFeatures, MAX_CHARS_PER_TOKEN } from '.
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { readArtifactFiles } from './artifacts.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
-import { createEmbeddedEngine, DEFAULT_MODEL_DIR, EMBEDDED_LIMITS, type EmbeddedEngineOptions } from './index.ts';
-import { createMiniLm, createMiniLmTokenizer, MINILM_DIM, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import {
-  createEncoderPool,
-  createSharedEncoderPool,
-  EMBEDDING_DIM,
-  type SharedEncoderPool,
-  type TextEncoder,
-} from './pool.ts';
+  createEmbeddedEngine,
+  DEFAULT_MODEL_DIR,
+  EMBEDDED_LIMITS,
+  type EmbeddedEngineOptions,
+  ownEncoders,
+} from './index.ts';
+import { createMiniLmTokenizer, MINILM_DIM, MINILM_WINDOW, type MiniLm } from './minilm.ts';
+import { EMBEDDING_DIM, type TextEncoder } from './pool.ts';
 import { questionTexts, requestTexts } from './texts.ts';
 import { createEncoderTokenizer } from './tokenizer.ts';
 
@@ -115,44 +115,14 @@ export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = 
   const modelDir = options.modelDir ?? DEFAULT_MODEL_DIR;
   const given = options.encoder;
   const givenMini = options.miniLm;
-  const miniThreads = options.miniLmThreads;
-  // Both encoders in the same worker threads, one per core (pool.ts), where neither is given; made
-  // with the first encoding (the engine's load), as the engine's own would be.
-  let shared: SharedEncoderPool | null = null;
-  const sharedPool = (): SharedEncoderPool => {
-    shared ??= createSharedEncoderPool({
-      threads: options.threads ?? 2,
-      runtime: options.encoderRuntime,
-      models: ['use', 'minilm'],
-    });
-    return shared;
-  };
-  const encoder = rememberingEncoder(
-    given ??
-      lazyEncoder(
-        () =>
-          givenMini || miniThreads !== undefined
-            ? createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime })
-            : sharedPool().encoder('use'),
-        EMBEDDING_DIM,
-      ),
-  );
+  // the engine's own encoders (both in one pool where neither is given), made at the first encoding
+  const own = ownEncoders(options, true);
+  const encoder = rememberingEncoder(given ?? lazyEncoder(own.use, EMBEDDING_DIM));
   // The engine's second encoder, given to it (it reads MiniLM for its zero-shot families): the state
   // embedding it computes for a topic or polarity question is then the one the features read.
   const miniLm: MiniLm = {
     tokenizer: givenMini?.tokenizer ?? createMiniLmTokenizer(),
-    encoder: rememberingEncoder(
-      givenMini?.encoder ??
-        lazyEncoder(
-          () =>
-            miniThreads !== undefined
-              ? createMiniLm({ threads: miniThreads }).encoder
-              : given
-                ? createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' })
-                : sharedPool().encoder('minilm'),
-          MINILM_DIM,
-        ),
-    ),
+    encoder: rememberingEncoder(givenMini?.encoder ?? lazyEncoder(own.minilm, MINILM_DIM)),
   };
   const engine = createEmbeddedEngine({ ...options, modelDir, encoder, miniLm });
   let embedders: { use: Embedder; mini: Embedder } | null = null;

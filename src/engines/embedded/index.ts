@@ -22,7 +22,7 @@ import type { UseRuntime } from './encoder-worker.ts';
 import { buildInput, stateFacts, type VectorLookup, ZERO_VECTOR } from './features.ts';
 import { createMiniLm, createMiniLmTokenizer, MINILM_WINDOW, type MiniLm } from './minilm.ts';
 import { loadModel, type Model, predict } from './model.ts';
-import { createEncoderPool, createSharedEncoderPool, type TextEncoder } from './pool.ts';
+import { createEncoderPool, createSharedEncoderPool, type SharedEncoderPool, type TextEncoder } from './pool.ts';
 import { skillOf } from './skill.ts';
 import { miniTexts, requestTexts, textsToEmbed } from './texts.ts';
 import { createEncoderTokenizer, type EncoderTokenizer } from './tokenizer.ts';
@@ -88,6 +88,35 @@ export interface EmbeddedEngineOptions {
   miniLmThreads?: number;
 }
 
+/**
+ * The encoders an engine makes for what `options` does not give it: USE-lite and (`withMiniLm`)
+ * MiniLM in one pool whose worker threads, one per core, each hold both; MiniLM in this thread where
+ * `miniLmThreads` says so; a pool of its own for the one not given where the other is. Each is made
+ * when asked (the featurized engine asks at the first encoding).
+ */
+export function ownEncoders(
+  options: EmbeddedEngineOptions,
+  withMiniLm: boolean,
+): { use(): TextEncoder; minilm(): TextEncoder } {
+  const threads = options.threads ?? 2;
+  const runtime = options.encoderRuntime;
+  const share = withMiniLm && !options.encoder && !options.miniLm && options.miniLmThreads === undefined;
+  let shared: SharedEncoderPool | null = null;
+  const pool = (): SharedEncoderPool => {
+    shared ??= createSharedEncoderPool({ threads, runtime, models: ['use', 'minilm'] });
+    return shared;
+  };
+  return {
+    use: () => (share ? pool().encoder('use') : createEncoderPool({ threads, runtime })),
+    minilm: () =>
+      options.miniLmThreads !== undefined
+        ? createMiniLm({ threads: options.miniLmThreads }).encoder
+        : share
+          ? pool().encoder('minilm')
+          : createEncoderPool({ threads, model: 'minilm' }),
+  };
+}
+
 export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): DecisionEngine {
   const info: ModelInfo = {
     id: EMBEDDED_MODEL_ID,
@@ -120,29 +149,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions = {}): Decis
     loading ??= (async () => {
       const loaded = loadModel(options.modelDir ?? DEFAULT_MODEL_DIR);
       model = loaded;
-      // Both encoders in the same worker threads, one per core, where this engine makes both.
-      const shared =
-        !options.encoder && loaded.zeroShot && !options.miniLm && options.miniLmThreads === undefined
-          ? createSharedEncoderPool({
-              threads: options.threads ?? 2,
-              runtime: options.encoderRuntime,
-              models: ['use', 'minilm'],
-            })
-          : null;
-      encoder =
-        options.encoder ??
-        shared?.encoder('use') ??
-        createEncoderPool({ threads: options.threads ?? 2, runtime: options.encoderRuntime });
+      const own = ownEncoders(options, loaded.zeroShot !== null);
+      encoder = options.encoder ?? own.use();
       if (loaded.zeroShot) {
-        miniLm =
-          options.miniLm ??
-          (options.miniLmThreads !== undefined
-            ? createMiniLm({ threads: options.miniLmThreads })
-            : {
-                encoder:
-                  shared?.encoder('minilm') ?? createEncoderPool({ threads: options.threads ?? 2, model: 'minilm' }),
-                tokenizer: createMiniLmTokenizer(),
-              });
+        miniLm = options.miniLm ?? { encoder: own.minilm(), tokenizer: createMiniLmTokenizer() };
         miniEmbedder = createEmbedder({
           encoder: miniLm.encoder,
           tokenizer: miniLm.tokenizer,

@@ -20,10 +20,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { TextEncoder } from './pool.ts';
+import { ENCODER_DIMS, type TextEncoder } from './pool.ts';
 import type { EncoderTokenizer } from './tokenizer.ts';
 
-export const MINILM_DIM = 384;
+export const MINILM_DIM = ENCODER_DIMS.minilm;
 /** Tokens of one window, special tokens excluded (the model reads 256 with [CLS] and [SEP]). */
 export const MINILM_WINDOW = 254;
 const MAX_TOKENS = MINILM_WINDOW + 2;

@@ -37,7 +37,8 @@ export interface SharedEncoderPool {
   close(): Promise<void>;
 }
 
-const DIMS: Record<WorkerModel, number> = { use: EMBEDDING_DIM, minilm: 384 };
+/** Each encoder's vector length (minilm.ts MINILM_DIM, the worker and the pool read it here). */
+export const ENCODER_DIMS: Record<WorkerModel, number> = { use: EMBEDDING_DIM, minilm: 384 };
 /**
  * Relative cost per character, for balancing the workers' queues when both encoders share them:
  * MiniLM (6 layers of 384, int8) costs about 4x USE-lite (2 layers, int8) per character of text
@@ -125,7 +126,7 @@ export function createSharedEncoderPool(options: SharedEncoderPoolOptions): Shar
   }
 
   async function embed(model: WorkerModel, texts: string[]): Promise<Float32Array[]> {
-    const dim = DIMS[model];
+    const dim = ENCODER_DIMS[model];
     if (closed) throw new Error('encoder pool is closed');
     if (texts.length === 0) return [];
     await Promise.all(slots.map((s) => s.ready));
@@ -183,7 +184,7 @@ export function createSharedEncoderPool(options: SharedEncoderPoolOptions): Shar
   return {
     encoder(model) {
       if (!options.models.includes(model)) throw new Error(`this pool has no ${model} encoder`);
-      const dim = DIMS[model];
+      const dim = ENCODER_DIMS[model];
       return { dim, embed: (texts) => embed(model, texts), close };
     },
     close,
