@@ -1,4 +1,4 @@
-/** The teach page's adapters: each with its templates' held-out reports, and a delete that stops it at once. */
+/** The teach page's adapters: each with its templates' out-of-fold reports, and a delete that stops it at once. */
 import { useState } from 'react';
 import { type Adapter, api, isApiError, type TemplateReport } from './api.ts';
 import { Reliability } from './charts.tsx';
@@ -10,7 +10,7 @@ import { CopyButton, Dialog, formatDate } from './ui.tsx';
 function ReliabilityDiagram({ report }: { report: TemplateReport }) {
   return (
     <Reliability
-      title={`Reliability on the ${report.nTest} held-out examples`}
+      title={`Reliability on ${report.nTest} examples, each answered by a fit that never saw it`}
       summary={`Base model ECE ${metric(report.before?.ece)}, adapter ECE ${metric(report.after?.ece)}`}
       before={report.reliability?.before ?? []}
       after={report.reliability?.after ?? []}
@@ -27,8 +27,8 @@ function MetricsTable({ report }: { report: TemplateReport }) {
   ];
   return (
     <MetricTable
-      caption={`Held out: ${report.nTest} examples never fitted on`}
-      corner="On held-out examples"
+      caption={`Cross-fitted: each of ${report.nTest} examples answered by a fit that never saw it; the head served is fitted on all ${report.nTrain}`}
+      corner="Out of fold"
       columns={['Accuracy', 'Brier', 'NLL', 'ECE (chance floor)'].map((label) => ({
         label,
         decides: DECIDING.labelled.includes(label),

@@ -241,7 +241,7 @@ export function servingNote(report: ServingReport): string {
     return against.length > 0 ? `${rule} Served with a worse ${against.join(', ')}.` : rule;
   }
   const rule =
-    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*), the Brier by more than chance (a paired bootstrap’s 90% lower bound of the gain above 0); otherwise the base model answers. Accuracy and ECE are shown but do not decide.';
+    'Served only where, on examples each answered by a fit that never saw it, both its Brier and its NLL are lower than the base model’s (*), the Brier by more than chance (a paired bootstrap’s 90% lower bound of the gain above 0); otherwise the base model answers. Accuracy and ECE are shown but do not decide.';
   if (!report.served) return rule;
   const against = [
     worse('accuracy', report.before.accuracy, report.after.accuracy, false),

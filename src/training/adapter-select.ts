@@ -17,7 +17,9 @@ import { probeCandidates } from './adapter-probe.ts';
 import type { MetricItem } from './evaluation.ts';
 
 export interface FitOptions {
-  /** Share of each template's examples held out for measurement (default 0.25). */
+  /** Outer folds of cross-fitting (adapter-fit.ts OUTER_FOLDS, default 5): every example measured once. */
+  outerFolds?: number;
+  /** Distillation's share of a template's teacher rows held out for measurement (default 0.25). */
   holdout?: number;
   /** Fewest examples a template needs (default 20). */
   minExamples?: number;
@@ -69,7 +71,7 @@ export function splitRows(
   let dealt = 0;
   for (const y of [...byClass.keys()].sort((a, b) => a - b)) {
     const rows = shuffled(byClass.get(y) ?? [], random);
-    const nTest = rows.length >= 2 ? Math.max(1, Math.round(holdout * rows.length)) : 0;
+    const nTest = holdout > 0 && rows.length >= 2 ? Math.max(1, Math.round(holdout * rows.length)) : 0;
     test.push(...rows.slice(0, nTest));
     for (const i of rows.slice(nTest)) {
       train.push(i);

@@ -117,7 +117,7 @@ test("a job's place in the queue and the time it should still take, in words", (
 test('a template says what decided whether it is served, and which measures shown went the other way', () => {
   const m = (brier: number, nll: number, accuracy: number, ece: number) => ({ brier, nll, accuracy, ece });
   const rule =
-    /^Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s \(\*\), the Brier by more than chance \(a paired bootstrap’s 90% lower bound of the gain above 0\); otherwise the base model answers\./;
+    /^Served only where, on examples each answered by a fit that never saw it, both its Brier and its NLL are lower than the base model’s \(\*\), the Brier by more than chance \(a paired bootstrap’s 90% lower bound of the gain above 0\); otherwise the base model answers\./;
   // served, better everywhere: the rule alone
   const better = servingNote({ served: true, before: m(0.3, 1.1, 0.5, 0.2), after: m(0.2, 0.9, 0.7, 0.05) });
   assert.match(better, rule);

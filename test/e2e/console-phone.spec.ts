@@ -243,7 +243,7 @@ test("a job that serves nothing lists each template's reason; a template says wh
   );
   const labelled = page.getByRole('article', { name: `Adapter ${adapterId}` });
   await expect(labelled.getByTestId('serving-rule').first()).toContainText(
-    'Served only where, on held-out examples, both its Brier and its NLL are lower than the base model’s (*)',
+    'Served only where, on examples each answered by a fit that never saw it, both its Brier and its NLL are lower than the base model’s (*)',
   );
   await expect(labelled.locator('th.decides').first()).toHaveText('Brier*');
   await expect(labelled.locator('td[data-label="NLL *"]').first()).toBeVisible();

@@ -515,7 +515,9 @@ test('teach your task: upload JSONL and CSV (a bad row named), train with a prog
     ),
   ).toBeVisible();
   await expect(adapter.getByRole('row', { name: /^Adapter / })).toBeVisible();
-  await expect(adapter.getByRole('img', { name: /Reliability on the 12 held-out examples/ })).toBeVisible();
+  await expect(
+    adapter.getByRole('img', { name: /Reliability on 45 examples, each answered by a fit that never saw it/ }),
+  ).toBeVisible();
   await page.screenshot({ path: `${SHOTS}/teach-adapter.png`, fullPage: true });
   const adapterId = ((await adapter.getByRole('code').first().textContent()) ?? '').trim();
   expect(adapterId).toMatch(/^ft:brier-fake-3\.0\.0:[0-9a-f]{12}$/);

@@ -59,20 +59,22 @@ export const TemplateReport = z
     type: z.string(),
     labels: z.array(z.string()),
     n: z.number().int().openapi({ description: 'Labelled examples of the template.' }),
-    nTrain: z.number().int(),
-    nTest: z.number().int().openapi({ description: 'Held out: only measured, never fitted on.' }),
+    nTrain: z.number().int().openapi({ description: 'Examples the served head is fitted on (all of them).' }),
+    nTest: z.number().int().openapi({
+      description: 'Examples measured, each answered by a fit that never saw it (cross-fitting, 3 folds).',
+    }),
     kind: z.string().nullable().openapi({ description: 'probe (a head on the state embedding) or calibration.' }),
     served: z.boolean(),
     reason: z.string(),
-    before: Metrics.nullable().openapi({ description: 'The base model on the held-out examples.' }),
-    after: Metrics.nullable().openapi({ description: 'The adapter on the held-out examples.' }),
+    before: Metrics.nullable().openapi({ description: 'The base model on the examples measured (nTest).' }),
+    after: Metrics.nullable().openapi({ description: 'The adapter, cross-fitted, on the examples measured (nTest).' }),
     prior: Metrics.nullable().openapi({
-      description: "The training labels' frequencies on the held-out examples (a reference).",
+      description: "The training labels' frequencies on the examples measured (a reference).",
     }),
     reliability: z
       .object({ before: z.array(ReliabilityBin), after: z.array(ReliabilityBin).nullable() })
       .nullable()
-      .openapi({ description: 'Reliability diagrams on the held-out examples: 15 bins of the top probability.' }),
+      .openapi({ description: 'Reliability diagrams on the examples measured: 15 bins of the top probability.' }),
     candidates: z.array(z.object({ name: z.string(), nll: z.number() })),
     chosen: z.string().nullable().optional().openapi({
       description:
