@@ -247,7 +247,7 @@ for (const name of sets) {
         f.template.id,
       );
       if (!head) continue;
-      // as a training job serves it: 25% of the sample held out, the head served only past the gate
+      // as a training job serves it: cross-fitted, the head fitted on the whole sample served only past the gate
       // (at each of --gate levels; the first is the one printed)
       const byGate = gateLevels.map((level) => {
         const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level } });

@@ -33,7 +33,7 @@ test("the shared model's gradient is its objective's (finite differences), over 
       fold: new Map([0, 1, 2, 3, 4, 5, 6].map((i) => [i, i % 2])),
     };
   });
-  const { size, objective } = sharedObjectiveOf(inputs, 0.01);
+  const { size, objective } = sharedObjectiveOf(inputs, { lambda: 0.01, ownBias: 0.003 });
   const x = Float64Array.from({ length: size }, () => (random() - 0.5) * 0.5);
   const g = new Float64Array(size);
   objective(x, g);
