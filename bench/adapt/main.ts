@@ -16,8 +16,8 @@
  * encoder outputs already in the training cache (.cache/brier-lite, read only) are reused.
  * Writes bench/results/adapt.json.
  *
- *   npm run bench:adapt -- [--sets sst2,ag_news] [--sizes 25,100] [--test 400] [--clinc off|only] [--caldec off]
- *     [--latency off] [--gate 0.9,0.95] [--features use-lite,joint] [--lambdas 3e-4,1e-3]
+ *   npm run bench:adapt -- [--sets sst2,ag_news|none] [--sizes 25,100] [--test 400] [--clinc off|only] [--caldec off]
+ *     [--latency off] [--gate 0.9,0.95] [--features use-lite,joint] [--lambdas 3e-4,1e-3] [--outer-folds 5]
  *
  * --clinc only: the clinc150 section alone. --features: the adapters' feature spaces compared, each
  * taken from the engine's features ([USE-lite | MiniLM], featurized.ts) as FEATURE_VARIANTS says
@@ -93,11 +93,12 @@ const { values } = parseArgs({
     latency: { type: 'string' },
     features: { type: 'string' },
     lambdas: { type: 'string' },
+    'outer-folds': { type: 'string' },
   },
 });
 const clincOnly = values.clinc === 'only';
 const refit = values.refit === 'folds' ? 'folds' : 'all';
-const sets = clincOnly ? [] : values.sets ? values.sets.split(',') : DEFAULT_SETS;
+const sets = clincOnly || values.sets === 'none' ? [] : values.sets ? values.sets.split(',') : DEFAULT_SETS;
 const sizes = (values.sizes ?? '20,50,200,500,1000').split(',').map(Number);
 const testSize = Number(values.test ?? 1000);
 const seed = Number(values.seed ?? 23);
@@ -109,6 +110,8 @@ const variants: FeatureVariant[] = (values.features ?? 'joint').split(',').map((
   return v;
 });
 const lambdas = values.lambdas ? values.lambdas.split(',').map(Number) : undefined;
+/** Cross-fitting's outer folds (adapter-fit.ts OUTER_FOLDS unless given). */
+const outerFolds = values['outer-folds'] ? Number(values['outer-folds']) : undefined;
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
 function cachedEncoder(
@@ -250,7 +253,7 @@ for (const name of sets) {
       // as a training job serves it: cross-fitted, the head fitted on the whole sample served only past the gate
       // (at each of --gate levels; the first is the one printed)
       const byGate = gateLevels.map((level) => {
-        const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level } });
+        const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level }, outerFolds });
         const jobHead = job.head
           ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(
               f.template.id,
@@ -550,7 +553,7 @@ async function caldecAccount() {
   const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
   const variant = (shared: boolean, templates = data, level = gateLevels[0] ?? 0.9) => {
     const t0 = performance.now();
-    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level } });
+    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level }, outerFolds });
     const seconds = (performance.now() - t0) / 1000;
     const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
     return {

@@ -214,9 +214,17 @@ function sharedObjective(inputs: readonly SharedInput[], lay: Layout, rows: Rows
   };
 }
 
-function fitShared(inputs: readonly SharedInput[], lay: Layout, rows: Rows, penalty: Penalty, maxIterations: number) {
-  const x0 = new Float64Array(lay.size);
-  x0.fill(1, lay.a, lay.a + TYPES.length);
+/** The fit from `start` (a neighbouring penalty's solution) or from the base answer (a = 1, the rest 0). */
+function fitShared(
+  inputs: readonly SharedInput[],
+  lay: Layout,
+  rows: Rows,
+  penalty: Penalty,
+  maxIterations: number,
+  start?: Float64Array,
+) {
+  const x0 = start ? Float64Array.from(start) : new Float64Array(lay.size);
+  if (!start) x0.fill(1, lay.a, lay.a + TYPES.length);
   return lbfgs(sharedObjective(inputs, lay, rows, penalty), x0, { maxIterations, gradientTolerance: 1e-5 }).x;
 }
 
@@ -288,6 +296,8 @@ export function fitSharedModel(
   const penalties = (options.lambdas ?? SHARED_LAMBDAS).flatMap((lambda) =>
     OWN_BIAS_PENALTIES.map((ownBias) => ({ lambda, ownBias })),
   );
+  // each fold's fit starts from its fit at the previous penalty (the same optimum, fewer steps)
+  const warm = new Map<number, Float64Array>();
   for (const penalty of penalties) {
     options.progress?.(`shared model (${penaltyName(penalty)}): cross-validating over ${same.length} templates`);
     const oof = new Map<string, number[]>();
@@ -295,7 +305,8 @@ export function fitSharedModel(
       const fitRows = allRows.filter(({ ti, i }) => same[ti]?.fold.get(i) !== f);
       const held = allRows.filter(({ ti, i }) => same[ti]?.fold.get(i) === f);
       if (held.length === 0 || fitRows.length === 0) continue;
-      const x = fitShared(same, lay, fitRows, penalty, maxIterations);
+      const x = fitShared(same, lay, fitRows, penalty, maxIterations, warm.get(f));
+      warm.set(f, x);
       for (const { ti, i } of held) {
         rowLogits(same, lay, ti, i, x, z);
         oof.set(`${ti}:${i}`, Array.from(z.subarray(0, same[ti]?.data.k ?? 0)));

@@ -61,7 +61,7 @@ export const TemplateReport = z
     n: z.number().int().openapi({ description: 'Labelled examples of the template.' }),
     nTrain: z.number().int().openapi({ description: 'Examples the served head is fitted on (all of them).' }),
     nTest: z.number().int().openapi({
-      description: 'Examples measured, each answered by a fit that never saw it (cross-fitting, 3 folds).',
+      description: 'Examples measured, each answered by a fit that never saw it (cross-fitting, 5 folds).',
     }),
     kind: z.string().nullable().openapi({ description: 'probe (a head on the state embedding) or calibration.' }),
     served: z.boolean(),
