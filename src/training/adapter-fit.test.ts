@@ -278,19 +278,33 @@ describe('adapter fitting', () => {
     assert.ok(Math.abs(t - 2) < 0.2, `T = ${t}`);
   });
 
-  test('the serving gate wants 10 held-out rows and a paired-bootstrap margin: a small gain on 12 rows is not enough, on 400 it is', () => {
+  test('the serving gate wants 30 held-out rows and a paired-bootstrap margin: a small gain on 12 rows is not enough, on 400 it is', () => {
     // the adapter says [0.4, 0.6] everywhere: right on two rows in three
     const items = (n: number, p: number) =>
       Array.from({ length: n }, (_, i) => ({ p: [1 - p, p], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
     // the base says 0.5 everywhere; the adapter is right on two rows in three with 0.6, wrong on one with 0.6
     const base = (n: number) =>
       Array.from({ length: n }, (_, i) => ({ p: [0.5, 0.5], t: i % 3 === 0 ? [1, 0] : [0, 1] }));
-    // under 10 held-out rows the gate does not decide: 5 rows that all improved are no evidence
+    // under 30 held-out rows the gate does not decide: 20 rows that all improved are no evidence
+    const twenty = servingGate(
+      base(20),
+      items(20, 0.6).map((x) => ({ ...x, p: x.t[0] === 1 ? [0.6, 0.4] : [0.4, 0.6] })),
+      1,
+      'probe',
+    );
+    assert.ok(twenty.brierGain > 0);
+    assert.equal(twenty.served, false);
+    assert.match(
+      twenty.why,
+      /^not served: 20 held-out examples, at least 30 are needed to tell a gain from chance \(the probe: /,
+    );
+    // with a floor of 10, 5 rows are still too few
     const five = servingGate(
       base(5),
       items(5, 0.6).map((x) => ({ ...x, p: x.t[0] === 1 ? [0.6, 0.4] : [0.4, 0.6] })),
       1,
       'probe',
+      { minRows: 10 },
     );
     assert.ok(five.brierGain > 0);
     assert.equal(five.served, false);
@@ -298,7 +312,8 @@ describe('adapter fitting', () => {
       five.why,
       /^not served: 5 held-out examples, at least 10 are needed to tell a gain from chance \(the probe: /,
     );
-    const few = servingGate(base(12), items(12, 0.6), 1, 'probe');
+    // past a floor of 10, the bootstrap's bound decides: a small gain on 12 rows is too little
+    const few = servingGate(base(12), items(12, 0.6), 1, 'probe', { minRows: 10 });
     assert.ok(few.brierGain > 0 && few.nllGain > 0);
     assert.equal(few.served, false);
     assert.match(
