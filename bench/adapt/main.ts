@@ -517,7 +517,7 @@ async function caldecAccount() {
   const ids = [...templates.keys()];
   const data: TemplateData[] = [];
   for (const [key, t] of templates) {
-    // every type's option features (a job reads a choice template's only; the variants below compare)
+    // every type's option features, as a job reads them (a variant below reads choice options only)
     const labelStates = engine.features?.options ? await engine.features.options(t.question) : null;
     data.push({
       template: `tpl_caldec_${ids.indexOf(key)}`,

@@ -68,10 +68,14 @@ export interface JobRun {
 }
 
 /**
- * A choice template's option features in canonical class order (a probe's label prior), or null:
- * other question types, or an engine without option features. Training jobs and bench:adapt use it.
- * (Measured on yes/no and score templates too, bench:adapt at 200 labels: yes/no unchanged, the
- * cross-validation never chose it; score worse, sst5 0.289 -> 0.268, airline_sentiment 0.726 -> 0.710.)
+ * A template's option features in canonical class order, or null (an engine without option
+ * features). Training jobs and bench:adapt use it. A choice template's own probe reads them as its
+ * label prior; a yes/no or score template's own candidates do not (adapter-fit.ts ownData: bench:adapt
+ * at 200 labels, yes/no unchanged, score worse, sst5 0.289 -> 0.268), but the account's shared model
+ * reads every type's (a yes/no question's instruction as its yes option, a level's description):
+ * CalDec as an account, two runs with cross-fitting, accuracy 0.614 -> 0.632 and 0.598 -> 0.616, Brier
+ * 0.1010 -> 0.0984 and 0.1012 -> 0.0986 against choice options only (before cross-fitting: 0.539 ->
+ * 0.546, not a measurable help).
  */
 export async function labelStatesOf(
   engine: DecisionEngine,
@@ -79,7 +83,7 @@ export async function labelStatesOf(
   signal?: AbortSignal,
 ): Promise<(Float32Array | null)[] | null> {
   const features = engine.features;
-  if (question.type !== 'choice' || !features?.options) return null;
+  if (!features?.options) return null;
   const normalized = toDecisionRequest('', [question]).questions[0];
   if (!normalized) return null;
   const vectors = await features.options(normalized, signal);

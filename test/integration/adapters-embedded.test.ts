@@ -86,6 +86,9 @@ describe('adapters on the embedded engine: a probe on the state embedding', () =
       `# sst2 (100 rows): ${report.reason}; accuracy ${report.before.accuracy.toFixed(2)} -> ${report.after.accuracy.toFixed(2)}`,
     );
     assert.equal(report.n, 100);
+    // a yes/no template's option features too (the shared model reads them): its instruction as its yes
+    const yesNo = lastFit?.templates.find((x) => x.type === 'noul');
+    assert.ok(yesNo?.labelStates?.some((e) => e !== null && e.length > 0));
     // cross-fitting: every example measured, by a fit that did not see it
     assert.equal(report.nTest, 100);
     // The base model (brier-lite 4) answers sst2 at 0.75 zero-shot: an adapter from 100 examples is
