@@ -5,7 +5,7 @@
 import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../engines/adapters/adapter.ts';
 import type { DistillReport, FitRow, TeacherAgreement } from '../engines/adapters/fit-protocol.ts';
 import { hash32 } from '../lib/seeded.ts';
-import { type TemplateData, toData } from './adapter-data.ts';
+import { ownData, type TemplateData, toData } from './adapter-data.ts';
 import { bins, emptyReport, measured } from './adapter-report.ts';
 import { type FitOptions, fitOnRows, splitRows } from './adapter-select.ts';
 import { asServed, brierScore, computeMetrics, confidencePairs, ece, majorityPrior, oneHot } from './evaluation.ts';
@@ -96,7 +96,7 @@ export function fitDistilledTemplate(
   for (const r of humanRows) rows.push({ ...r, target: undefined, weight: humanWeight });
   const train = rows.map((_, i) => i);
   const fold = new Map(train.map((i) => [i, i % folds]));
-  const data = toData({ ...t, rows }, options.project);
+  const data = ownData(t, toData({ ...t, rows }, options.project));
   report.nTrain = rows.length;
   report.nTest = split.test.length;
   const fitted = fitOnRows(t, data, train, fold, folds, options, progress);

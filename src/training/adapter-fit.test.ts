@@ -192,6 +192,24 @@ describe('adapter fitting', () => {
     assert.deepEqual(head, fitTemplate(data).head);
   });
 
+  test("a distilled yes/no template's option features are not its own probe's label prior (as in a template's own fit)", () => {
+    const data = synthetic(2, 60, 3, 13);
+    const template: TemplateData = {
+      ...data,
+      type: 'noul',
+      labels: ['false', 'true'],
+      rows: data.rows.map((r) => ({ ...r, target: r.label === 1 ? [0.2, 0.8] : [0.8, 0.2], source: 'teacher' })),
+      labelStates: [null, new Float32Array(DIM).fill(0.04)],
+    };
+    const { reports } = fitAdapter([template], { distill: { teacher: 't', humanWeight: 1 } });
+    const names = reports[0]?.candidates.map((c) => c.name) ?? [];
+    assert.ok(
+      names.some((n) => n.startsWith('probe (L2 ')),
+      names.join(', '),
+    );
+    assert.ok(!names.some((n) => n.includes('label prior')), names.join(', '));
+  });
+
   test('a class without label features, or features of another size, do not stop the fit', () => {
     const data = synthetic(3, 60, 3, 5);
     const partial = fitTemplate({ ...data, labelStates: [new Float32Array(DIM).fill(0.04), null, null] });

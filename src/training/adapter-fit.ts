@@ -27,7 +27,7 @@ import {
   parseAdapter,
 } from '../engines/adapters/adapter.ts';
 import { hash32 } from '../lib/seeded.ts';
-import { type Data, type TemplateData, type TemplateRow, toData, withoutLabels } from './adapter-data.ts';
+import { type Data, ownData, type TemplateData, type TemplateRow, toData } from './adapter-data.ts';
 import { fitDistilledTemplate } from './adapter-distill.ts';
 import { headFile } from './adapter-linear.ts';
 import { bins, emptyReport, measured, type TemplateReport } from './adapter-report.ts';
@@ -48,15 +48,6 @@ export interface FitResult {
 
 /** Fewest examples of a template fitted only through the account's shared model. */
 export const SHARED_MIN_EXAMPLES = 4;
-
-/**
- * The rows a template's own candidates fit: a yes/no or score template's option features are read by
- * the shared model only (as a label prior of its own probe they did not help: yes/no unchanged, score
- * worse, sst5 0.289 -> 0.268 at 200 labels, bench:adapt).
- */
-function ownData(t: TemplateData, data: Data): Data {
-  return t.type === 'choice' ? data : withoutLabels(data);
-}
 
 /**
  * Outer folds of cross-fitting (default): every example of a template is measured once, answered by a
