@@ -103,7 +103,7 @@ function prepare(t: TemplateData, data: Data, outer: Map<number, number> | null,
  */
 export function fitAllRows(t: TemplateData, options: FitOptions = {}): FittedHead | null {
   // Hard labels need two classes; a teacher's distributions (targets) are fitted whatever their argmax.
-  if (new Set(t.rows.map((r) => r.label)).size < 2 && !t.rows.some((r) => r.target)) return null;
+  if (!twoLabels(t) && !t.rows.some((r) => r.target)) return null;
   const data = ownData(t, toData(t, options.project));
   const p = prepare(t, data, null, 0, options);
   return fitOnRows(t, data, p.train, p.fold, p.folds, options);
@@ -142,15 +142,21 @@ function measure(report: TemplateReport, kind: HeadFile['kind'], items: Answered
   return { before, after };
 }
 
+/** At least two labels among a template's examples (one label leaves nothing to tell apart). */
+const twoLabels = (t: TemplateData) => new Set(t.rows.map((r) => r.label)).size >= 2;
+
+/** Why a template of `n` examples is too small for a head of its own (and, `sharedFits`, for the shared model's). */
+function tooFew(n: number, minExamples: number, sharedFits: boolean): string {
+  return sharedFits
+    ? `not fitted: ${n} labelled examples, at least ${minExamples} are needed (or ${SHARED_MIN_EXAMPLES} and a shared model over 2 templates with state features)`
+    : `not fitted: ${n} labelled examples, at least ${minExamples} are needed`;
+}
+
 /** Why a template gets no head of its own or through the shared model (null: it can be fitted). */
 function notFitted(t: TemplateData, minExamples: number, sharedFits: boolean): string | null {
   const n = t.rows.length;
-  if (n < minExamples && !(sharedFits && n >= SHARED_MIN_EXAMPLES))
-    return sharedFits
-      ? `not fitted: ${n} labelled examples, at least ${minExamples} are needed (or ${SHARED_MIN_EXAMPLES} and a shared model over 2 templates with state features)`
-      : `not fitted: ${n} labelled examples, at least ${minExamples} are needed`;
-  if (new Set(t.rows.map((r) => r.label)).size < 2)
-    return 'not fitted: every example has the same label, so there is nothing to hold out against';
+  if (n < minExamples && !(sharedFits && n >= SHARED_MIN_EXAMPLES)) return tooFew(n, minExamples, sharedFits);
+  if (!twoLabels(t)) return 'not fitted: every example has the same label, so there is nothing to hold out against';
   return null;
 }
 
@@ -199,9 +205,7 @@ export function fitAdapter(
   const withShared = options.shared !== false;
   const started = performance.now();
   // the shared model reads every template with rows enough; a template of its own needs minExamples
-  const sharedInputs = withShared
-    ? templates.filter((t) => t.rows.length >= SHARED_MIN_EXAMPLES && new Set(t.rows.map((r) => r.label)).size >= 2)
-    : [];
+  const sharedInputs = withShared ? templates.filter((t) => t.rows.length >= SHARED_MIN_EXAMPLES && twoLabels(t)) : [];
   const byId = new Map([...sharedInputs, ...mine].map((t) => [t.template, t] as const));
   const data = new Map([...byId].map(([id, t]) => [id, toData(t, options.project)] as const));
   const outerFolds = Math.max(2, options.outerFolds ?? OUTER_FOLDS);
@@ -267,7 +271,8 @@ export function fitAdapter(
         return done(null);
       }
       if (!head) {
-        report.reason = `not fitted: ${x.t.rows.length} labelled examples, at least ${minExamples} are needed (or a shared model over 2 templates with state features)`;
+        // a small template whose job had no shared model (fewer than 2 templates with state features)
+        report.reason = tooFew(x.t.rows.length, minExamples, true);
         return done(null);
       }
       report.candidates.push(...head.candidates);
