@@ -17,18 +17,20 @@
  * Writes bench/results/adapt.json.
  *
  *   npm run bench:adapt -- [--sets sst2,ag_news|none] [--sizes 25,100] [--test 400] [--clinc off|only] [--caldec off]
- *     [--latency off] [--gate 0.9,0.95] [--features use-lite,joint] [--lambdas 3e-4,1e-3] [--outer-folds 5]
+ *     [--latency off|sst2,ag_news] [--prefix off] [--gate 0.9,0.95] [--features use-lite,joint] [--lambdas 3e-4,1e-3] [--outer-folds 5]
  *
  * --clinc only: the clinc150 section alone. --features: the adapters' feature spaces compared, each
  * taken from the engine's features ([USE-lite | MiniLM], featurized.ts) as FEATURE_VARIANTS says
  * (default: the engine's own, `joint`). --lambdas: the probe's L2 grid (default the job's,
- * adapter-probe.ts), to compare variants at a fraction of the time.
+ * adapter-probe.ts), to compare variants at a fraction of the time. --latency: the sets whose serving
+ * is timed (base model, the job's served head, a head on every feature; default ag_news). --prefix
+ * off: heads read every feature, as before MiniLM was read only where it measurably helps.
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ADAPTER_FORMAT, applyHead, parseAdapter } from '../../src/engines/adapters/adapter.ts';
+import { ADAPTER_FORMAT, applyHead, type HeadFile, parseAdapter } from '../../src/engines/adapters/adapter.ts';
 import { createFeaturizedEmbeddedEngine } from '../../src/engines/embedded/featurized.ts';
 import { createMiniLmTokenizer, MINILM_DIM, MINILM_WINDOW } from '../../src/engines/embedded/minilm.ts';
 import { createEncoderPool, type TextEncoder } from '../../src/engines/embedded/pool.ts';
@@ -94,6 +96,7 @@ const { values } = parseArgs({
     features: { type: 'string' },
     lambdas: { type: 'string' },
     'outer-folds': { type: 'string' },
+    prefix: { type: 'string' },
   },
 });
 const clincOnly = values.clinc === 'only';
@@ -112,6 +115,11 @@ const variants: FeatureVariant[] = (values.features ?? 'joint').split(',').map((
 const lambdas = values.lambdas ? values.lambdas.split(',').map(Number) : undefined;
 /** Cross-fitting's outer folds (adapter-fit.ts OUTER_FOLDS unless given). */
 const outerFolds = values['outer-folds'] ? Number(values['outer-folds']) : undefined;
+/**
+ * `--prefix off`: jobs' heads read every feature, as before MiniLM was read only where it measurably
+ * helps (FitOptions.prefix); default on, as a training job on the embedded engine fits.
+ */
+const prefixOn = values.prefix !== 'off';
 
 /** Encoder outputs from the training cache (read only: nothing is written to it), the rest encoded. */
 function cachedEncoder(
@@ -253,7 +261,8 @@ for (const name of sets) {
       // as a training job serves it: cross-fitted, the head fitted on the whole sample served only past the gate
       // (at each of --gate levels; the first is the one printed)
       const byGate = gateLevels.map((level) => {
-        const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level }, outerFolds });
+        const prefix = prefixOn && variant.name === 'joint' ? engine.features?.prefix : undefined;
+        const job = fitTemplate(data, { refit, lambdas, minExamples: 1, gate: { level }, outerFolds, prefix });
         const jobHead = job.head
           ? parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: [job.head] }).heads.get(
               f.template.id,
@@ -304,30 +313,41 @@ for (const name of sets) {
   });
 }
 
-// Serving latency: the same requests through the base model and through an adapter of one set.
+/**
+ * Serving latency: the same requests through the base model, through the head a training job serves
+ * for one set (reading MiniLM's features only where they measurably helped), and through a head on
+ * every feature (fitted on every row).
+ */
 async function servingLatency(name: string, labels: number) {
   const f = await featurize(name, labels);
-  const fitted = fitAllRows({
+  const data: TemplateData = {
     template: f.template.id,
     type: f.template.type,
     labels: f.template.labels,
     rows: f.rows.slice(0, labels),
-  });
-  if (!fitted) return null;
-  const adapter: ServedAdapter = {
+  };
+  const everyFeature = fitAllRows(data);
+  const job = fitTemplate(data, { prefix: prefixOn ? engine.features?.prefix : undefined });
+  if (!everyFeature) return null;
+  const adapterOf = (id: string, file: HeadFile): ServedAdapter => ({
     ...parseAdapter({
       format: ADAPTER_FORMAT,
       base: engine.info.id,
       features: engine.features?.id ?? null,
-      heads: [fitted.file],
+      heads: [file],
     }),
-    id: `ft:${engine.info.id}:bench`,
+    id: `ft:${engine.info.id}:${id}`,
     createdAt: Date.now(),
     fallback: null,
-  };
+  });
+  const adapters = [adapterOf('every-feature', everyFeature.file), ...(job.head ? [adapterOf('job', job.head)] : [])];
   const host = createEngineHost(engine, { queueLimit: 64, timeoutMs: 30_000 });
   const s1 = createSystemOne(host, {
-    adapters: { find: async () => adapter, list: async () => [adapter], forget: () => {} },
+    adapters: {
+      find: async (_account, id) => adapters.find((a) => a.id === id),
+      list: async () => adapters,
+      forget: () => {},
+    },
   });
   const raw = loadDataset(name, 'bench:adapt').slice(0, 120);
   const time = async (model: string | undefined, tag: string) => {
@@ -347,8 +367,17 @@ async function servingLatency(name: string, labels: number) {
   };
   await time(undefined, 'warm-up');
   const base = await time(undefined, 'base');
-  const adapted = await time(adapter.id, 'adapter');
-  return { set: name, labels, base, adapter: adapted, requests: raw.length };
+  const adapted = await time(adapters[0]?.id, 'adapter');
+  const served = adapters[1] ? await time(adapters[1].id, 'served') : null;
+  return {
+    set: name,
+    labels,
+    base,
+    adapter: adapted,
+    served,
+    servedHead: job.head ? `${job.report.chosen} (${job.head.dim} features)` : 'none: the base model answers',
+    requests: raw.length,
+  };
 }
 /**
  * clinc150 (150 intents and out_of_scope): the shipped head trained on it, so its base answer here is
@@ -553,7 +582,8 @@ async function caldecAccount() {
   const choiceOnly = data.map((t) => (t.type === 'choice' ? t : { ...t, labelStates: null }));
   const variant = (shared: boolean, templates = data, level = gateLevels[0] ?? 0.9) => {
     const t0 = performance.now();
-    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level }, outerFolds });
+    const prefix = prefixOn ? engine.features?.prefix : undefined;
+    const fitted = fitAdapter(templates, { minExamples: 20, shared, gate: { level }, outerFolds, prefix });
     const seconds = (performance.now() - t0) / 1000;
     const heads = parseAdapter({ format: ADAPTER_FORMAT, base: '', features: null, heads: fitted.heads }).heads;
     return {
@@ -606,10 +636,15 @@ async function caldecAccount() {
 const caldec = values.caldec === 'off' || clincOnly ? null : await caldecAccount();
 const clinc = values.clinc === 'off' ? null : await clinc150();
 
-const latency =
+// --latency: the sets timed (default ag_news where measured, else the first set), or off
+const latencySets =
   values.latency === 'off' || clincOnly
-    ? null
-    : await servingLatency(sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2'), 200);
+    ? []
+    : values.latency
+      ? values.latency.split(',')
+      : [sets.includes('ag_news') ? 'ag_news' : (sets[0] ?? 'sst2')];
+const latency: Awaited<ReturnType<typeof servingLatency>>[] = [];
+for (const name of latencySets) latency.push(await servingLatency(name, 200));
 console.log('serving latency (ms, sequential requests, fresh states)', latency);
 
 const dir = join(REPO_ROOT, 'bench', 'results');

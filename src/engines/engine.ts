@@ -63,12 +63,27 @@ export interface EngineMetrics {
  * training job runs on the same features at serving time. The embedded engine's are its USE-lite
  * state embedding; engines without features get calibration-only adapters.
  */
+/** The first `dim` features of a feature space, which one encoder (`name`) computes alone. */
+export interface FeaturePrefix {
+  dim: number;
+  name: string;
+}
+
 export interface EngineFeatures {
   /** Names the feature space; an adapter's probe runs only where the engine's id is the same. */
   id: string;
   dim: number;
-  /** The features of a request's state, as the engine reads it (cheap right after answering it). */
-  state(request: DecisionRequest, signal?: AbortSignal): Promise<Float32Array>;
+  /**
+   * Where the first features cost less than all of them (the embedded engine: USE-lite's 512 of
+   * [USE-lite | MiniLM], without a MiniLM encoding): a head reading only those is served at the
+   * cost of that encoder alone. Absent: every feature costs the same.
+   */
+  prefix?: FeaturePrefix;
+  /**
+   * The features of a request's state, as the engine reads it (cheap right after answering it).
+   * `dims`: only the first `dims` are read, so the engine may leave the rest zero (default all).
+   */
+  state(request: DecisionRequest, signal?: AbortSignal, dims?: number): Promise<Float32Array>;
   /**
    * The features of each option of a choice question, in its option order, in the same space as the
    * states (null: an option without text). A probe starts from them (a label prior), which helps most

@@ -272,6 +272,7 @@ export function createJobKit(stores: JobStores, settings: JobKitSettings) {
         type: 'fit',
         base: host.engine.info.id,
         features: host.engine.features?.id ?? null,
+        prefix: host.engine.features?.prefix ?? null,
         templates,
         minExamples: MIN_EXAMPLES_PER_TEMPLATE,
         ...(distill ? { distill } : {}),

@@ -17,6 +17,8 @@ const DIM = 4;
 function gatedEngine() {
   const inner = createFakeEngine();
   const events: string[] = [];
+  /** The `dims` of each features call. */
+  const asked: (number | undefined)[] = [];
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => {
     release = resolve;
@@ -32,18 +34,20 @@ function gatedEngine() {
     features: {
       id: 'fake-features',
       dim: DIM,
-      async state(_request: DecisionRequest) {
+      async state(_request: DecisionRequest, _signal?: AbortSignal, dims?: number) {
         events.push('features asked');
+        asked.push(dims);
         return new Float32Array(DIM).fill(0.5);
       },
     },
   };
-  return { engine, events, release: () => release() };
+  return { engine, events, asked, release: () => release() };
 }
 
-function probeAdapter(base: string): AdapterFile {
-  const weights = Buffer.alloc(2 * DIM * 4);
-  for (let i = 0; i < 2 * DIM; i++) weights.writeFloatLE(i % 2 ? 0.3 : -0.3, i * 4);
+/** A probe head on the first `dim` features (all DIM by default). */
+function probeAdapter(base: string, dim = DIM): AdapterFile {
+  const weights = Buffer.alloc(2 * dim * 4);
+  for (let i = 0; i < 2 * dim; i++) weights.writeFloatLE(i % 2 ? 0.3 : -0.3, i * 4);
   return {
     format: ADAPTER_FORMAT,
     base,
@@ -57,28 +61,28 @@ function probeAdapter(base: string): AdapterFile {
         baseWeight: 1,
         bias: [0, 0],
         weights: weights.toString('base64'),
-        dim: DIM,
+        dim,
         temperature: 1,
       },
     ],
   };
 }
 
-async function serving(queueLimit = 8) {
-  const { engine, events, release } = gatedEngine();
+async function serving(queueLimit = 8, headDim = DIM) {
+  const { engine, events, asked, release } = gatedEngine();
   await engine.load();
   const host = createEngineHost(engine, { queueLimit, timeoutMs: 10_000 });
   const record = {
     id: 'ft:x',
     base: engine.info.id,
-    artifact: JSON.stringify(probeAdapter(engine.info.id)),
+    artifact: JSON.stringify(probeAdapter(engine.info.id, headDim)),
     createdAt: 0,
   };
   const adapters = createAdapterResolver(
     { find: async (_user, id) => (id === record.id ? record : undefined), list: async () => [record] },
     engine,
   );
-  return { systemOne: createSystemOne(host, { adapters }), events, release };
+  return { systemOne: createSystemOne(host, { adapters }), events, asked, release };
 }
 
 describe('serving through an adapter with a probe head', () => {
@@ -97,6 +101,20 @@ describe('serving through an adapter with a probe head', () => {
     release();
     const { response } = await served;
     assert.equal(response.answers.q?.x_answered_by, 'ft:x');
+  });
+
+  it("asks only for the features its heads read (a head on the features' prefix: no second encoder)", async () => {
+    for (const headDim of [DIM / 2, DIM]) {
+      const { systemOne, asked, release } = await serving(8, headDim);
+      release();
+      const { response } = await systemOne.serve(
+        { model: 'ft:x', state: 'I was charged twice.', questions: { q: QUESTION } },
+        undefined,
+        { account: 'u1' },
+      );
+      assert.equal(response.answers.q?.x_answered_by, 'ft:x');
+      assert.deepEqual(asked, [headDim]);
+    }
   });
 
   it('asks for no features for a request the queue refuses', async () => {

@@ -147,14 +147,16 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
     // A probe head reads the state's features: asked beside the answer, so that an encoding the
     // answer does not share (MiniLM, where no question of the engine's reads it) runs on the other
     // core at the same time. Not under overload: a request the queue refuses costs no encoding.
+    // Only the features the heads read: a head fitted on USE-lite's part alone costs no MiniLM.
     const features = engine.features;
     // each question's head, its template id hashed once (none without an adapter)
     const heads = wire.map((q) => adapter?.heads.get(templateOf(q).id));
+    const dims = Math.max(0, ...heads.map((h) => (h?.weights ? h.dim : 0)));
     let early: Promise<Float32Array> | undefined;
-    if (adapter && features && heads.some((h) => h?.weights)) {
+    if (adapter && features && dims > 0) {
       try {
         host.scheduler.admit();
-        early = features.state(request, signal);
+        early = features.state(request, signal, dims);
         early.catch(() => {});
       } catch {
         // refused by host.answer below, with its reason
@@ -174,7 +176,7 @@ export function createSystemOne(host: EngineHost, options: SystemOneOptions = {}
       if (adapter && head) {
         // The state features are read once, and only when a probe head needs them.
         if (head.weights && state === undefined)
-          state = features ? await (early ?? features.state(request, signal)) : null;
+          state = features ? await (early ?? features.state(request, signal, dims)) : null;
         const p = fromCanonical(
           question,
           applyHead(head, toCanonical(question, base), head.weights ? (state ?? null) : null),

@@ -346,6 +346,53 @@ describe('adapter fitting', () => {
     assert.match(worse.why, /^not served: not better than the base model on 400 held-out/);
   });
 
+  test('a head reads the features past the prefix (MiniLM) only where they measurably help', () => {
+    // the class signal in the prefix (the first 256 features) and noise past it, or the other way round
+    const halves = (signalFirst: boolean, seed: number): TemplateData => {
+      const t = synthetic(2, 120, 3, seed);
+      const random = mulberry32(seed + 100);
+      const noise = () => Float32Array.from({ length: DIM / 2 }, () => (random() - 0.5) / 8);
+      const rows = t.rows.map((r) => {
+        const signal = (r.state as Float32Array).subarray(0, DIM / 2);
+        const state = new Float32Array(DIM);
+        state.set(signalFirst ? signal : noise(), 0);
+        state.set(signalFirst ? noise() : signal, DIM / 2);
+        return { ...r, state };
+      });
+      return { ...t, rows };
+    };
+    const prefix = { dim: DIM / 2, name: 'the first half' };
+    const cheap = fitTemplate(halves(true, 7), { prefix });
+    assert.ok(cheap.head, cheap.report.reason);
+    assert.equal(cheap.head.dim, DIM / 2);
+    assert.match(cheap.report.chosen ?? '', / on the first half alone$/);
+    assert.match(
+      cheap.report.reason,
+      /^served: .*; it reads the first half alone: on 120 held-out examples, every feature was not better by more than chance \(Brier gain -?[\d.]+\), and the first half alone costs one encoding less when served$/,
+    );
+    // the served head answers from the prefix alone: what follows it does not move its answer
+    const served = parseAdapter(adapterFile('base', 'f', [cheap.head])).heads.get(cheap.report.template);
+    assert.ok(served);
+    const row = halves(true, 7).rows[0];
+    const state = Float32Array.from(row?.state ?? []);
+    const before = applyHead(served, row?.base ?? [], state);
+    state.fill(9, DIM / 2);
+    assert.deepEqual(applyHead(served, row?.base ?? [], state), before);
+
+    const full = fitTemplate(halves(false, 8), { prefix });
+    assert.ok(full.head, full.report.reason);
+    assert.equal(full.head.dim, DIM);
+    assert.doesNotMatch(full.report.chosen ?? '', / alone$/);
+    assert.match(
+      full.report.reason,
+      /; it reads every feature: on 120 held-out examples, better than on the first half alone by more than chance \(Brier gain 0\.\d+, its lower bound 0\.\d+\)$/,
+    );
+    // without a prefix, nothing is refitted and nothing said
+    const plain = fitTemplate(halves(true, 7));
+    assert.equal(plain.head?.dim, DIM);
+    assert.doesNotMatch(plain.report.reason, /reads/);
+  });
+
   test('the base model is a candidate, and where nothing beats it the template is not served', () => {
     // targets that are the base model's own answers (a teacher's, issue 34): nothing to correct, the
     // base model is the cross-entropy's minimum, and every other candidate can only tie or lose to it

@@ -245,6 +245,7 @@ export function fitAdapter(
       else if (head) x.items.push(...answered(x.t, p.test, head.file, p.train));
     });
   }
+  const cheap = prefixArms(fitted, served, outer, minExamples, outerFolds, options);
   // the gate: a template of its own on its out-of-fold answers; the small ones' pooled
   const small = fitted.filter((x) => !x.why && x.t.rows.length < minExamples);
   const pooled = small.flatMap((x) => x.items);
@@ -275,29 +276,90 @@ export function fitAdapter(
         report.reason = tooFew(x.t.rows.length, minExamples, true);
         return done(null);
       }
-      report.candidates.push(...head.candidates);
-      report.chosen = head.chosen;
-      const items = measure(report, head.file.kind, x.items);
+      const arm = cheap.get(x.t.template);
+      const use = arm?.use ? arm : { head, items: x.items };
+      report.candidates.push(...use.head.candidates);
+      report.chosen = use.head.chosen;
+      const items = measure(report, use.head.file.kind, use.items);
       if (x.t.rows.length < minExamples) {
         report.served = !!smallGate?.served;
         report.reason = `${smallGate?.why ?? 'not served'} (${x.t.rows.length} examples here, under the ${minExamples} a template's own adapter needs)`;
         return done(report.served ? head.file : null);
       }
-      if (head.chosen === 'base model') {
-        const nll = head.candidates[0]?.nll ?? 0;
+      if (use.head.chosen === 'base model') {
+        const nll = use.head.candidates[0]?.nll ?? 0;
         report.reason = `not served: not better than the base model on ${x.t.rows.length} training examples (no candidate's cross-validated NLL is below the base model's ${nll.toFixed(4)}), so the base model answers`;
         return done(null);
       }
-      const gate = servingGate(items.before, items.after, hash32(x.t.template), head.chosen, options.gate);
+      const gate = servingGate(items.before, items.after, hash32(x.t.template), use.head.chosen, options.gate);
       report.served = gate.served;
-      report.reason = gate.why;
-      return done(gate.served ? head.file : null);
+      report.reason = arm ? `${gate.why}; ${arm.why}` : gate.why;
+      return done(gate.served ? use.head.file : null);
     })();
     if (result.head) heads.push(result.head);
     reports.push(result.report);
     options.onProgress?.(1, `${x.t.template}: ${result.report.reason}`);
   });
   return { heads, reports };
+}
+
+/** `t` with its states and option features cut to their first `dim` features (FitOptions.prefix). */
+function prefixOf(t: TemplateData, dim: number): TemplateData {
+  return {
+    ...t,
+    rows: t.rows.map((r) => ({ ...r, state: r.state ? r.state.subarray(0, dim) : null })),
+    ...(t.labelStates ? { labelStates: t.labelStates.map((e) => (e ? e.subarray(0, dim) : null)) } : {}),
+  };
+}
+
+/**
+ * The second encoder where it measurably helps (issue 39): a template of its own whose served head
+ * reads features past `options.prefix` (the embedded engine: MiniLM's, a second encoding when served)
+ * is cross-fitted again on the prefix alone, its own candidates in the same folds; the head on every
+ * feature is kept only where its out-of-fold answers beat the prefix head's by the serving gate's
+ * margin (`use` false), else the prefix head answers and is gated against the base model instead.
+ */
+function prefixArms(
+  fitted: readonly { t: TemplateData; why: string | null; items: Answered }[],
+  served: ReadonlyMap<string, FittedHead | null>,
+  outer: ReadonlyMap<string, Map<number, number>>,
+  minExamples: number,
+  outerFolds: number,
+  options: FitOptions,
+) {
+  const arms = new Map<string, { use: boolean; head: FittedHead; items: Answered; why: string }>();
+  const cheap = options.prefix;
+  if (!cheap) return arms;
+  for (const x of fitted) {
+    const full = served.get(x.t.template);
+    if (x.why || x.t.rows.length < minExamples || !full?.file.weights || full.file.dim <= cheap.dim) continue;
+    const t = prefixOf(x.t, cheap.dim);
+    const data = toData(t, options.project);
+    const items: Answered = [];
+    let head: FittedHead | null = null;
+    for (let round = 0; round <= outerFolds; round++) {
+      const last = round === outerFolds;
+      const p = prepare(t, data, last ? null : (outer.get(t.template) ?? null), round, options);
+      const fit = fitOnRows(t, ownData(t, data), p.train, p.fold, p.folds, options);
+      if (last) head = { ...fit, chosen: `${fit.chosen} on ${cheap.name} alone` };
+      else items.push(...answered(t, p.test, fit.file, p.train));
+    }
+    if (!head) continue;
+    const helps = servingGate(
+      items.map((i) => i.after),
+      x.items.map((i) => i.after),
+      hash32(`${t.template}#prefix`),
+      full.chosen,
+      options.gate,
+    );
+    const f = (v: number) => v.toFixed(4);
+    const n = items.length;
+    const why = helps.served
+      ? `it reads every feature: on ${n} held-out examples, better than on ${cheap.name} alone by more than chance (Brier gain ${f(helps.brierGain)}, its lower bound ${f(helps.brierLower)})`
+      : `it reads ${cheap.name} alone: on ${n} held-out examples, every feature was not better by more than chance (Brier gain ${f(helps.brierGain)}), and ${cheap.name} alone costs one encoding less when served`;
+    arms.set(t.template, { use: !helps.served, head, items, why });
+  }
+  return arms;
 }
 
 /** One template fitted alone (no shared model: it needs two), as fitAdapter fits it. */

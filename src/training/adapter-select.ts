@@ -7,6 +7,7 @@
  * bootstrap's margin.
  */
 import type { HeadFile } from '../engines/adapters/adapter.ts';
+import type { FeaturePrefix } from '../engines/engine.ts';
 import { brierScore, nll } from '../lib/scoring.ts';
 import { mulberry32, shuffled } from '../lib/seeded.ts';
 import { baseCandidate, calibrationCandidate } from './adapter-calibration.ts';
@@ -46,6 +47,13 @@ export interface FitOptions {
   gate?: GateOptions;
   /** The account's shared model over all its templates (adapter-shared.ts) as a candidate (default true). */
   shared?: boolean;
+  /**
+   * The features' cheaper prefix (EngineFeatures.prefix): their first `dim` come from one encoder
+   * alone (the embedded engine: USE-lite's 512 of 896), so that a head reading only those costs no
+   * second encoding when served. A template's own head is then also cross-fitted on them, and reads
+   * every feature only where that measurably helps (adapter-fit.ts). Absent: every feature.
+   */
+  prefix?: FeaturePrefix | null | undefined;
   /** Distillation (issue 34): fit to a teacher's rows (fitDistilledTemplate), human labels weighted `humanWeight`. */
   distill?: { teacher: string; humanWeight: number } | undefined;
 }

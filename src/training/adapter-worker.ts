@@ -29,6 +29,7 @@ process.once('message', (raw) => {
         minExamples: request.minExamples,
         distill: request.distill,
         only: request.only,
+        prefix: request.prefix,
         onProgress: (done, message) => {
           // At most a few messages a second: progress is shown, not logged.
           const now = Date.now();

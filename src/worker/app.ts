@@ -78,7 +78,12 @@ export function buildWorkerApp(deps: WorkerAppDeps) {
       parallelism: host.engine.parallelism ?? 1,
       queueLimit: deps.queueLimit,
       features: features
-        ? { id: features.id, dim: features.dim, options: typeof features.options === 'function' }
+        ? {
+            id: features.id,
+            dim: features.dim,
+            options: typeof features.options === 'function',
+            ...(features.prefix ? { prefix: features.prefix } : {}),
+          }
         : null,
       calibration: host.engine.calibration ?? null,
     });
@@ -93,10 +98,11 @@ export function buildWorkerApp(deps: WorkerAppDeps) {
     if (!parsed.success) throw fromZodError(parsed.error, raw);
     const signal = c.req.raw.signal;
     if ('request' in parsed.data) {
-      const { request } = parsed.data;
+      const { request, dims } = parsed.data;
       const state = await features.state(
         { state: { text: request.state.text, json: request.state.json }, questions: request.questions },
         signal,
+        dims,
       );
       return c.json({ state: encodeVector(state) });
     }

@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { FEATURES_DIM, FEATURES_ID } from '../../src/engines/embedded/featurized.ts';
+import { FEATURES_DIM, FEATURES_ID, FEATURES_PREFIX } from '../../src/engines/embedded/featurized.ts';
+import { decodeVector } from '../../src/engines/upstream/worker-protocol.ts';
 import { startCompletionsServer } from '../fixtures/completions-server.ts';
 import { ROUTING, trainAdapterOver, waitFor } from '../fixtures/teach.ts';
 import { writeTinyGguf } from '../fixtures/tiny-gguf.ts';
@@ -185,7 +186,32 @@ describe('inference workers (BRIER_ROLE=worker, BRIER_WORKERS)', () => {
     const model = (await (
       await fetch(`${w.url}/internal/v1/model`, { headers: { authorization: `Bearer ${TOKEN}` } })
     ).json()) as { features: { id: string; dim: number; options: boolean } };
-    assert.deepEqual(model.features, { id: FEATURES_ID, dim: FEATURES_DIM, options: true });
+    assert.deepEqual(model.features, { id: FEATURES_ID, dim: FEATURES_DIM, options: true, prefix: FEATURES_PREFIX });
+    const YES_NO = [
+      { label: 'false', description: null },
+      { label: 'true', description: null },
+    ];
+    // a head on USE-lite's part alone asks for that part: MiniLM's comes back as zeros, not encoded
+    const stateOf = async (dims?: number) => {
+      const res = await fetch(`${w.url}/internal/v1/features`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          request: {
+            state: { text: 'refund me' },
+            questions: [{ type: 'noul', instructions: 'Is it urgent?', options: YES_NO }],
+          },
+          ...(dims ? { dims } : {}),
+        }),
+      });
+      assert.equal(res.status, 200);
+      return decodeVector(((await res.json()) as { state: string }).state, FEATURES_DIM);
+    };
+    const prefixOnly = await stateOf(FEATURES_PREFIX.dim);
+    const every = await stateOf();
+    assert.ok(prefixOnly.subarray(FEATURES_PREFIX.dim).every((x) => x === 0));
+    assert.ok(every.subarray(FEATURES_PREFIX.dim).some((x) => x !== 0));
+    assert.deepEqual(prefixOnly.subarray(0, FEATURES_PREFIX.dim), every.subarray(0, FEATURES_PREFIX.dim));
     const g = await gateway([w.url]);
     const adapter = await trainAdapterOver(g.server.url, g.key);
     const jobs = (await (

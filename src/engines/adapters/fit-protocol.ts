@@ -6,6 +6,7 @@
  */
 import type { ReliabilityBin } from '../../lib/scoring.ts';
 import type { Metrics } from '../embedded/artifacts.ts';
+import type { FeaturePrefix } from '../engine.ts';
 import type { AdapterFile, HeadKind } from './adapter.ts';
 
 export interface FitRow {
@@ -38,6 +39,8 @@ export interface FitRequest {
   type: 'fit';
   base: string;
   features: string | null;
+  /** The features' cheaper prefix (EngineFeatures.prefix), or null/absent: every feature costs the same. */
+  prefix?: FeaturePrefix | null | undefined;
   templates: FitTemplate[];
   minExamples: number;
   /** Distillation (issue 34): fit to the teacher's rows, human labels weighted `humanWeight`. */

@@ -13,6 +13,7 @@ import {
   createFeaturizedEmbeddedEngine,
   FEATURES_DIM,
   FEATURES_ID,
+  FEATURES_PREFIX,
   joinFeatures,
   rememberingEncoder,
 } from './featurized.ts';
@@ -82,6 +83,32 @@ describe('featurized embedded engine: adapters read both encoders', () => {
     const state = await features.state(request(text, [billing]));
     close(state.subarray(0, EMBEDDING_DIM), seededUnitVectorFromText(text), 'USE-lite half');
     close(state.subarray(EMBEDDING_DIM), miniOf(text), 'MiniLM half');
+    await engine.close();
+  });
+
+  it("asked for USE-lite's part alone (a head fitted on it), the state features cost no MiniLM encoding", async () => {
+    const mini = fakeMiniLm();
+    const engine = createFeaturizedEmbeddedEngine({
+      encoder: fakeEncoder(),
+      miniLm: mini,
+      modelDir: modelDirWithoutSkill(),
+    });
+    const features = engine.features;
+    assert.ok(features);
+    assert.deepEqual(features.prefix, FEATURES_PREFIX);
+    assert.equal(FEATURES_PREFIX.dim, EMBEDDING_DIM);
+    const text = 'Where is my parcel?';
+    const state = await features.state(request(text, [billing]), undefined, FEATURES_PREFIX.dim);
+    assert.equal(state.length, FEATURES_DIM);
+    close(state.subarray(0, EMBEDDING_DIM), seededUnitVectorFromText(text), 'USE-lite half');
+    assert.ok(
+      state.subarray(EMBEDDING_DIM).every((x) => x === 0),
+      "MiniLM's half is zeros",
+    );
+    assert.ok(!mini.calls.some((c) => c.includes(text)), 'no MiniLM encoding');
+    // one feature past the prefix asks for every feature
+    const all = await features.state(request(text, [billing]), undefined, FEATURES_PREFIX.dim + 1);
+    close(all.subarray(EMBEDDING_DIM), miniOf(text), 'MiniLM half');
     await engine.close();
   });
 

@@ -8,7 +8,7 @@
  * vector; a choice question's option texts likewise, for the probe's label prior (see labelFeatures).
  */
 import { LRUCache } from 'lru-cache';
-import { type DecisionEngine, type EngineFeatures, MAX_CHARS_PER_TOKEN } from '../engine.ts';
+import { type DecisionEngine, type EngineFeatures, type FeaturePrefix, MAX_CHARS_PER_TOKEN } from '../engine.ts';
 import type { DecisionQuestion, DecisionRequest } from '../request.ts';
 import { readArtifactFiles } from './artifacts.ts';
 import { createEmbedder, type Embedder } from './embedder.ts';
@@ -33,6 +33,11 @@ const MAX_STATE_CHARS = EMBEDDED_LIMITS.inputTokens * MAX_CHARS_PER_TOKEN;
  */
 export const FEATURES_ID = `use-lite-${EMBEDDING_DIM}+minilm-${MINILM_DIM}`;
 export const FEATURES_DIM = EMBEDDING_DIM + MINILM_DIM;
+/**
+ * USE-lite's part alone: a head reading only it (fitted where MiniLM's part did not measurably help,
+ * src/training/adapter-fit.ts) is served without a MiniLM encoding.
+ */
+export const FEATURES_PREFIX: FeaturePrefix = { dim: EMBEDDING_DIM, name: 'USE-lite' };
 
 /** [use | mini], each scaled to a unit vector (a missing one, or one of norm 0, is zeros). */
 export function joinFeatures(use: ArrayLike<number> | null, mini: ArrayLike<number> | null): Float32Array {
@@ -143,20 +148,24 @@ export function createFeaturizedEmbeddedEngine(options: EmbeddedEngineOptions = 
     return embedders;
   }
 
-  /** Each text's joined features (both encoders at once: their workers run side by side). */
-  async function featuresOf(texts: readonly string[]): Promise<Map<string, Float32Array>> {
+  /**
+   * Each text's joined features (both encoders at once: their workers run side by side); `withMini`
+   * false: USE-lite's alone, MiniLM's part zeros (no MiniLM encoding).
+   */
+  async function featuresOf(texts: readonly string[], withMini = true): Promise<Map<string, Float32Array>> {
     const e = stateEmbedders();
-    const [use, mini] = await Promise.all([e.use.embedMany(texts), e.mini.embedMany(texts)]);
-    return new Map(texts.map((t) => [t, joinFeatures(use.get(t) ?? null, mini.get(t) ?? null)]));
+    const [use, mini] = await Promise.all([e.use.embedMany(texts), withMini ? e.mini.embedMany(texts) : null]);
+    return new Map(texts.map((t) => [t, joinFeatures(use.get(t) ?? null, mini?.get(t) ?? null)]));
   }
 
   const features: EngineFeatures = {
     id: FEATURES_ID,
     dim: FEATURES_DIM,
-    async state(request: DecisionRequest, signal?: AbortSignal) {
+    prefix: FEATURES_PREFIX,
+    async state(request: DecisionRequest, signal?: AbortSignal, dims = FEATURES_DIM) {
       signal?.throwIfAborted();
       const text = requestTexts(request, MAX_STATE_CHARS).state;
-      return (await featuresOf([text])).get(text) ?? new Float32Array(FEATURES_DIM);
+      return (await featuresOf([text], dims > EMBEDDING_DIM)).get(text) ?? new Float32Array(FEATURES_DIM);
     },
     async options(question: DecisionQuestion, signal?: AbortSignal) {
       signal?.throwIfAborted();

@@ -229,9 +229,10 @@ export function createEnginePool(options: PoolOptions): EnginePool {
     const f: EngineFeatures = {
       id: own.id,
       dim: own.dim,
-      state: (request, signal) =>
+      ...(own.prefix ? { prefix: own.prefix } : {}),
+      state: (request, signal, dims) =>
         attempt(
-          (m) => (m.engine.features as EngineFeatures).state(request, signal),
+          (m) => (m.engine.features as EngineFeatures).state(request, signal, dims),
           signal,
           same,
           answeredBy.get(request),

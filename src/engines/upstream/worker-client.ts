@@ -105,8 +105,9 @@ export function createWorkerClient(options: WorkerClientOptions): DecisionEngine
     return {
       id: f.id,
       dim: f.dim,
-      async state(request: DecisionRequest, signal?: AbortSignal) {
-        const out = await featuresCall({ request }, signal);
+      ...(f.prefix ? { prefix: f.prefix } : {}),
+      async state(request: DecisionRequest, signal?: AbortSignal, dims?: number) {
+        const out = await featuresCall(dims === undefined ? { request } : { request, dims }, signal);
         if (!('state' in out)) throw new Error(`worker ${origin.host} answered no state features`);
         return decodeVector(out.state, f.dim);
       },

@@ -7,7 +7,7 @@
  * - `GET  /internal/v1/model`: the model's info, limits and parallelism.
  * - `POST /internal/v1/answer`: `{request}` -> `{probabilities, inputTokens, outputTokens}`;
  *   refusals use the one error body (503 `overloaded`/`not_ready` with retry-after, 400 `max_tokens_exceeded`...).
- * - `POST /internal/v1/features`: `{request}` -> `{state}` (the state features of the request, as the
+ * - `POST /internal/v1/features`: `{request, dims?}` -> `{state}` (the state features of the request, as the
  *   worker's engine reads them) or `{question}` -> `{options}` (a choice question's option features),
  *   vectors as base64 little-endian float32; only where `GET /internal/v1/model` names `features`.
  *   Adapters' probes read them, so that an adapter answers through a gateway as on one server.
@@ -55,7 +55,8 @@ export const WorkerAnswer = z.looseObject({
 
 /** Exactly one of: the state features of `request`, or the option features of `question`. */
 export const WorkerFeaturesRequest = z.union([
-  z.object({ request: EngineRequest }).strict(),
+  /** `dims`: only the first `dims` features are read (EngineFeatures.state); absent: all. */
+  z.object({ request: EngineRequest, dims: z.number().int().positive().max(1_000_000).optional() }).strict(),
   z.object({ question: Question }).strict(),
 ]);
 export type WorkerFeaturesRequest = z.infer<typeof WorkerFeaturesRequest>;
@@ -85,7 +86,16 @@ export const WorkerModel = z.object({
   /** The worker's BRIER_QUEUE_LIMIT: requests it takes at once before it answers 503. */
   queueLimit: z.number().int().positive(),
   /** The state features its engine has for adapters (EngineFeatures), or null; absent from older workers. */
-  features: z.object({ id: z.string(), dim: z.number().int().positive(), options: z.boolean() }).nullable().optional(),
+  features: z
+    .object({
+      id: z.string(),
+      dim: z.number().int().positive(),
+      options: z.boolean(),
+      /** EngineFeatures.prefix; absent from older workers (and engines without one). */
+      prefix: z.object({ dim: z.number().int().positive(), name: z.string() }).optional(),
+    })
+    .nullable()
+    .optional(),
   /**
    * The calibration its engine answers with (a GGUF or upstream model: src/engines/calibrated.ts), or
    * null where its training calibrates it (brier-lite); absent from older workers.
