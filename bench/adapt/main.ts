@@ -314,9 +314,9 @@ for (const name of sets) {
 }
 
 /**
- * Serving latency: the same requests through the base model, through the head a training job serves
- * for one set (reading MiniLM's features only where they measurably helped), and through a head on
- * every feature (fitted on every row).
+ * Serving latency: the same requests through the base model, through a head on every feature and
+ * through a head on USE-lite's part alone (each fitted on every row of one sample), and which of the
+ * two a training job serves for that sample (MiniLM's features only where they measurably helped).
  */
 async function servingLatency(name: string, labels: number) {
   const f = await featurize(name, labels);
@@ -326,8 +326,12 @@ async function servingLatency(name: string, labels: number) {
     labels: f.template.labels,
     rows: f.rows.slice(0, labels),
   };
+  const prefix = engine.features?.prefix;
   const everyFeature = fitAllRows(data);
-  const job = fitTemplate(data, { prefix: prefixOn ? engine.features?.prefix : undefined });
+  const useLite = prefix
+    ? fitAllRows({ ...data, rows: data.rows.map((r) => ({ ...r, state: r.state?.subarray(0, prefix.dim) ?? null })) })
+    : null;
+  const job = fitTemplate(data, { prefix: prefixOn ? prefix : undefined });
   if (!everyFeature) return null;
   const adapterOf = (id: string, file: HeadFile): ServedAdapter => ({
     ...parseAdapter({
@@ -340,7 +344,10 @@ async function servingLatency(name: string, labels: number) {
     createdAt: Date.now(),
     fallback: null,
   });
-  const adapters = [adapterOf('every-feature', everyFeature.file), ...(job.head ? [adapterOf('job', job.head)] : [])];
+  const adapters = [
+    adapterOf('every-feature', everyFeature.file),
+    ...(useLite ? [adapterOf('use-lite', useLite.file)] : []),
+  ];
   const host = createEngineHost(engine, { queueLimit: 64, timeoutMs: 30_000 });
   const s1 = createSystemOne(host, {
     adapters: {
@@ -368,14 +375,14 @@ async function servingLatency(name: string, labels: number) {
   await time(undefined, 'warm-up');
   const base = await time(undefined, 'base');
   const adapted = await time(adapters[0]?.id, 'adapter');
-  const served = adapters[1] ? await time(adapters[1].id, 'served') : null;
+  const onUseLite = adapters[1] ? await time(adapters[1].id, 'use-lite') : null;
   return {
     set: name,
     labels,
     base,
     adapter: adapted,
-    served,
-    servedHead: job.head ? `${job.report.chosen} (${job.head.dim} features)` : 'none: the base model answers',
+    adapterOnUseLite: onUseLite,
+    jobServes: job.head ? `${job.report.chosen} (${job.head.dim} features)` : 'none: the base model answers',
     requests: raw.length,
   };
 }

@@ -2,7 +2,26 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mulberry32 } from '../lib/seeded.ts';
 import { toData } from './adapter-data.ts';
-import { type SharedInput, sharedObjectiveOf } from './adapter-shared.ts';
+import { fitSharedModel, SHARED_FOLDS, type SharedInput, sharedObjectiveOf } from './adapter-shared.ts';
+
+test("the shared model chooses its penalties over the templates' folds merged into SHARED_FOLDS (3), or fewer where they have fewer", () => {
+  assert.equal(SHARED_FOLDS, 3);
+  const random = mulberry32(9);
+  const d = 4;
+  const inputs = (folds: number): SharedInput[] =>
+    [0, 1].map((n) => {
+      const rows = Array.from({ length: 20 }, (_, i) => ({
+        base: [0.5, 0.5],
+        state: Float32Array.from({ length: d }, () => random() - 0.5 + (i % 2)),
+        label: i % 2,
+      }));
+      const t = { template: `t${n}`, type: 'noul' as const, labels: ['false', 'true'], rows };
+      const train = rows.map((_, i) => i);
+      return { template: t, data: toData(t, false), train, fold: new Map(train.map((i) => [i, i % folds])) };
+    });
+  assert.equal(fitSharedModel(inputs(5), { maxIterations: 20 })?.folds, 3);
+  assert.equal(fitSharedModel(inputs(2), { maxIterations: 20 })?.folds, 2);
+});
 
 test("the shared model's gradient is its objective's (finite differences), over yes/no, choice and score templates", () => {
   const random = mulberry32(5);

@@ -41,6 +41,14 @@ const SHARED_LAMBDAS = [3e-4, 3e-3, 3e-2] as const;
  * the choice of either; Brier 0.0997 -> 0.0978.
  */
 const OWN_BIAS_PENALTIES = [1e-3, 1e-2] as const;
+/**
+ * Cross-validation folds of the shared model's penalties: the templates' own folds merged modulo
+ * this (fold f of 5 joins fold f mod 3), where a template has more. Measured (CalDec as an account,
+ * the other half's cases answered as served, two runs side by side): 3 folds against 5, accuracy
+ * 0.609 / 0.611, Brier 0.0986 / 0.1000, ECE 0.019 / 0.033, fitting 44 / 80 s; each round of a job fits
+ * the shared model 6 x folds times.
+ */
+export const SHARED_FOLDS = 3;
 /** Penalty on each type's base weight a toward 1 (the base answer). */
 const BASE_WEIGHT_PENALTY = 1e-2;
 /** Fewest templates for a shared model (with one it is a probe like the template's own). */
@@ -268,6 +276,8 @@ export interface SharedModel {
   nll: number;
   rows: number;
   templates: number;
+  /** The cross-validation folds its penalties were chosen over (SHARED_FOLDS at most). */
+  folds: number;
   /** A template's candidate (null: the template is not in the shared model). */
   candidate(template: string): Candidate | null;
 }
@@ -278,7 +288,12 @@ export interface SharedModel {
  */
 export function fitSharedModel(
   inputs: readonly SharedInput[],
-  options: { maxIterations?: number; lambdas?: readonly number[]; progress?: (message: string) => void } = {},
+  options: {
+    maxIterations?: number;
+    lambdas?: readonly number[];
+    folds?: number;
+    progress?: (message: string) => void;
+  } = {},
 ): SharedModel | null {
   const usable = inputs
     .filter((x) => x.data.states && x.train.length > 0)
@@ -288,7 +303,8 @@ export function fitSharedModel(
   if (same.length < SHARED_MIN_TEMPLATES) return null;
   const lay = layout(same, d);
   const maxIterations = options.maxIterations ?? 150;
-  const folds = Math.max(...same.flatMap((x) => [...x.fold.values()])) + 1;
+  const folds = Math.min(options.folds ?? SHARED_FOLDS, Math.max(...same.flatMap((x) => [...x.fold.values()])) + 1);
+  const foldOf = (ti: number, i: number) => (same[ti]?.fold.get(i) ?? 0) % folds;
   const allRows: Rows = same.flatMap((x, ti) => x.train.map((i) => ({ ti, i })));
   const kMax = Math.max(...same.map((x) => x.data.k));
   const z = new Float64Array(kMax);
@@ -302,8 +318,8 @@ export function fitSharedModel(
     options.progress?.(`shared model (${penaltyName(penalty)}): cross-validating over ${same.length} templates`);
     const oof = new Map<string, number[]>();
     for (let f = 0; f < folds; f++) {
-      const fitRows = allRows.filter(({ ti, i }) => same[ti]?.fold.get(i) !== f);
-      const held = allRows.filter(({ ti, i }) => same[ti]?.fold.get(i) === f);
+      const fitRows = allRows.filter(({ ti, i }) => foldOf(ti, i) !== f);
+      const held = allRows.filter(({ ti, i }) => foldOf(ti, i) === f);
       if (held.length === 0 || fitRows.length === 0) continue;
       const x = fitShared(same, lay, fitRows, penalty, maxIterations, warm.get(f));
       warm.set(f, x);
@@ -340,6 +356,7 @@ export function fitSharedModel(
     nll: chosen.nll,
     rows: allRows.length,
     templates: same.length,
+    folds,
     candidate(template) {
       const ti = index.get(template);
       if (ti === undefined) return null;
