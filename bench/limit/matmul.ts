@@ -7,6 +7,7 @@
  * (interference from other processes only slows a round down).
  */
 import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { encoderSessionOptions } from '../../src/engines/embedded/onnx-options.ts';
 import { matMulModel, ONNX_FLOAT, writeModel } from '../../src/engines/embedded/onnx-proto.ts';
 import { quantizeColumns } from '../../src/engines/embedded/use-onnx.ts';
 
@@ -47,12 +48,8 @@ export async function onnxMatMul(
   kind: 'float32' | 'int8' | 'dynamic-int8' = 'float32',
 ): Promise<MatMulResult> {
   const bytes = kind === 'dynamic-int8' ? dynamicQuantizeModel(shape) : matMulModel(kind, shape.m, shape.k, shape.n);
-  const session = await InferenceSession.create(bytes, {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  });
+  // the encoders' own options (onnx-options.ts: int8 products without saturation on CPUs without VNNI)
+  const session = await InferenceSession.create(bytes, encoderSessionOptions(threads));
   const a =
     kind === 'int8'
       ? new Tensor(

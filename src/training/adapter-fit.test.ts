@@ -7,6 +7,7 @@ import {
   fitAdapter,
   fitTemperature,
   fitTemplate,
+  pickArm,
   rowSpan,
   servingGate,
   splitRows,
@@ -366,6 +367,11 @@ describe('adapter fitting', () => {
     assert.ok(cheap.head, cheap.report.reason);
     assert.equal(cheap.head.dim, DIM / 2);
     assert.match(cheap.report.chosen ?? '', / on the first half alone$/);
+    // both fits' candidates are listed, the one chosen among them
+    const names = cheap.report.candidates.map((c) => c.name);
+    assert.ok(names.includes(cheap.report.chosen ?? ''), names.join());
+    assert.ok(names.some((n) => n.startsWith('probe') && !n.endsWith(' alone')));
+    assert.equal(names.filter((n) => n === 'calibration').length, 1);
     assert.match(
       cheap.report.reason,
       /^served: .*; it reads the first half alone: on 120 held-out examples, every feature was not better by more than chance \(Brier gain -?[\d.]+\), and the first half alone costs one encoding less when served$/,
@@ -391,6 +397,16 @@ describe('adapter fitting', () => {
     const plain = fitTemplate(halves(true, 7));
     assert.equal(plain.head?.dim, DIM);
     assert.doesNotMatch(plain.report.reason, /reads/);
+  });
+
+  test("the prefix's head is served where it passes the gate; the head on every feature only where it alone does", () => {
+    const arm = (name: string, served: boolean) => ({ name, gate: { served } });
+    assert.equal(pickArm(arm('full', true), arm('prefix', true)).name, 'prefix');
+    assert.equal(pickArm(arm('full', false), arm('prefix', true)).name, 'prefix');
+    assert.equal(pickArm(arm('full', true), arm('prefix', false)).name, 'full');
+    // neither served: the prefix's reason is reported
+    assert.equal(pickArm(arm('full', false), arm('prefix', false)).name, 'prefix');
+    assert.equal(pickArm(arm('full', true), null).name, 'full');
   });
 
   test('the base model is a candidate, and where nothing beats it the template is not served', () => {

@@ -139,7 +139,6 @@ function measure(report: TemplateReport, kind: HeadFile['kind'], items: Answered
   report.after = measured(after);
   report.prior = computeMetrics(items.map((x) => x.prior));
   report.reliability = { before: bins(before), after: bins(after) };
-  return { before, after };
 }
 
 /** At least two labels among a template's examples (one label leaves nothing to tell apart). */
@@ -276,31 +275,66 @@ export function fitAdapter(
         report.reason = tooFew(x.t.rows.length, minExamples, true);
         return done(null);
       }
-      const arm = cheap.get(x.t.template);
-      const use = arm?.use ? arm : { head, items: x.items };
-      report.candidates.push(...use.head.candidates);
-      report.chosen = use.head.chosen;
-      const items = measure(report, use.head.file.kind, use.items);
-      if (x.t.rows.length < minExamples) {
-        report.served = !!smallGate?.served;
-        report.reason = `${smallGate?.why ?? 'not served'} (${x.t.rows.length} examples here, under the ${minExamples} a template's own adapter needs)`;
-        return done(report.served ? head.file : null);
-      }
-      if (use.head.chosen === 'base model') {
-        const nll = use.head.candidates[0]?.nll ?? 0;
-        report.reason = `not served: not better than the base model on ${x.t.rows.length} training examples (no candidate's cross-validated NLL is below the base model's ${nll.toFixed(4)}), so the base model answers`;
-        return done(null);
-      }
-      const gate = servingGate(items.before, items.after, hash32(x.t.template), use.head.chosen, options.gate);
-      report.served = gate.served;
-      report.reason = arm ? `${gate.why}; ${arm.why}` : gate.why;
-      return done(gate.served ? use.head.file : null);
+      // a small template: through the shared model, gated with the others pooled
+      const small = x.t.rows.length < minExamples;
+      const gate = small
+        ? {
+            served: !!smallGate?.served,
+            why: `${smallGate?.why ?? 'not served'} (${x.t.rows.length} examples here, under the ${minExamples} a template's own adapter needs)`,
+          }
+        : gateOf(x.t, head, x.items, options);
+      // the prefix's head where it answers as well (arm.use); the head on every feature where only it is served
+      const arm = small ? undefined : cheap.get(x.t.template);
+      const full = { head, items: x.items, gate };
+      const prefix = arm?.use ? { ...arm, gate: gateOf(x.t, arm.head, arm.items, options) } : null;
+      const pick = pickArm(full, prefix);
+      report.candidates.push(...(arm ?? pick).head.candidates);
+      report.chosen = pick.head.chosen;
+      measure(report, pick.head.file.kind, pick.items);
+      report.served = pick.gate.served;
+      report.reason = !arm
+        ? pick.gate.why
+        : pick === prefix || !arm.use
+          ? `${pick.gate.why}; ${arm.why}`
+          : `${pick.gate.why}; it reads every feature, as the head on ${options.prefix?.name} alone was ${prefix?.gate.why}`;
+      return done(pick.gate.served ? pick.head.file : null);
     })();
     if (result.head) heads.push(result.head);
     reports.push(result.report);
     options.onProgress?.(1, `${x.t.template}: ${result.report.reason}`);
   });
   return { heads, reports };
+}
+
+/**
+ * The head a template serves, of the head on every feature and the prefix's (null: the features past
+ * the prefix measurably helped, or there is no prefix): the prefix's, unless only the other is served.
+ */
+export function pickArm<T extends { gate: { served: boolean } }>(full: T, prefix: T | null): T {
+  return prefix && (prefix.gate.served || !full.gate.served) ? prefix : full;
+}
+
+/** The serving gate of a template's head on its out-of-fold answers (a head that is the base model: not served). */
+function gateOf(
+  t: TemplateData,
+  head: FittedHead,
+  items: Answered,
+  options: FitOptions,
+): { served: boolean; why: string } {
+  if (head.chosen === 'base model') {
+    const nll = head.candidates[0]?.nll ?? 0;
+    return {
+      served: false,
+      why: `not served: not better than the base model on ${t.rows.length} training examples (no candidate's cross-validated NLL is below the base model's ${nll.toFixed(4)}), so the base model answers`,
+    };
+  }
+  return servingGate(
+    items.map((i) => i.before),
+    items.map((i) => i.after),
+    hash32(t.template),
+    head.chosen,
+    options.gate,
+  );
 }
 
 /** `t` with its states and option features cut to their first `dim` features (FitOptions.prefix). */
@@ -341,8 +375,17 @@ function prefixArms(
       const last = round === outerFolds;
       const p = prepare(t, data, last ? null : (outer.get(t.template) ?? null), round, options);
       const fit = fitOnRows(t, ownData(t, data), p.train, p.fold, p.folds, options);
-      if (last) head = { ...fit, chosen: `${fit.chosen} on ${cheap.name} alone` };
-      else items.push(...answered(t, p.test, fit.file, p.train));
+      if (!last) items.push(...answered(t, p.test, fit.file, p.train));
+      else {
+        // the report lists both fits' candidates: the prefix's that read states named for it
+        const alone = (name: string) => `${name} on ${cheap.name} alone`;
+        const own = fit.candidates.filter((c) => !full.candidates.some((f) => f.name === c.name && f.nll === c.nll));
+        head = {
+          file: fit.file,
+          candidates: [...full.candidates, ...own.map((c) => ({ name: alone(c.name), nll: c.nll }))],
+          chosen: fit.file.weights ? alone(fit.chosen) : fit.chosen,
+        };
+      }
     }
     if (!head) continue;
     const helps = servingGate(

@@ -52,12 +52,8 @@ async function onnxEncoder(int8: boolean): Promise<Encoder> {
   const { buildUseLiteOnnx, createUseLiteRunner } = await import('./use-onnx.ts');
   const { createEncoderTokenizer } = await import('./tokenizer.ts');
   const batch = int8 ? 1 : BATCH;
-  const session = await InferenceSession.create(buildUseLiteOnnx(undefined, { int8 }), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  });
+  const { encoderSessionOptions } = await import('./onnx-options.ts');
+  const session = await InferenceSession.create(buildUseLiteOnnx(undefined, { int8 }), encoderSessionOptions());
   const run = createUseLiteRunner(session);
   const tok = createEncoderTokenizer();
   const embed = async (texts: string[]) => {

@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { encoderSessionOptions } from './onnx-options.ts';
 import { ENCODER_DIMS, type TextEncoder } from './pool.ts';
 import type { EncoderTokenizer } from './tokenizer.ts';
 
@@ -71,12 +72,7 @@ export function createMiniLm(options: MiniLmOptions = {}): MiniLm {
   const tok = createMiniLmTokenizer(dir);
   let session: Promise<InferenceSession> | null = null;
   const open = (): Promise<InferenceSession> => {
-    session ??= InferenceSession.create(join(dir, options.file ?? MINILM_FILE), {
-      intraOpNumThreads: Math.max(1, options.threads ?? 1),
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    session ??= InferenceSession.create(join(dir, options.file ?? MINILM_FILE), encoderSessionOptions(options.threads));
     return session;
   };
 
