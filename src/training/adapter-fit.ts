@@ -17,7 +17,9 @@
  *   also the only candidate of a template with fewer examples than a template of its own needs (those
  *   templates are gated together, on their examples pooled).
  * What is measured is the fitting procedure on examples it did not see; what is served is the same
- * procedure on all of them.
+ * procedure on all of them. Where the features have a cheaper prefix (FitOptions.prefix: USE-lite's
+ * half of the embedded engine's), a template's own head reads past it only where that measurably
+ * helps (prefixArms).
  */
 import {
   ADAPTER_FORMAT,
