@@ -23,7 +23,8 @@
  * taken from the engine's features ([USE-lite | MiniLM], featurized.ts) as FEATURE_VARIANTS says
  * (default: the engine's own, `joint`). --lambdas: the probe's L2 grid (default the job's,
  * adapter-probe.ts), to compare variants at a fraction of the time. --latency: the sets whose serving
- * is timed (base model, the job's served head, a head on every feature; default ag_news). --prefix
+ * is timed (base model, a head on every feature, a head on USE-lite alone, and which of the two a job
+ * serves; default ag_news). --prefix
  * off: heads read every feature, as before MiniLM was read only where it measurably helps.
  */
 
@@ -48,6 +49,7 @@ import {
   fitAdapter,
   fitAllRows,
   fitTemplate,
+  prefixOf,
   splitRows,
   type TemplateData,
   type TemplateRow,
@@ -328,9 +330,7 @@ async function servingLatency(name: string, labels: number) {
   };
   const prefix = engine.features?.prefix;
   const everyFeature = fitAllRows(data);
-  const useLite = prefix
-    ? fitAllRows({ ...data, rows: data.rows.map((r) => ({ ...r, state: r.state?.subarray(0, prefix.dim) ?? null })) })
-    : null;
+  const useLite = prefix ? fitAllRows(prefixOf(data, prefix.dim)) : null;
   const job = fitTemplate(data, { prefix: prefixOn ? prefix : undefined });
   if (!everyFeature) return null;
   const adapterOf = (id: string, file: HeadFile): ServedAdapter => ({

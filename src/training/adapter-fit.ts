@@ -340,7 +340,7 @@ function gateOf(
 }
 
 /** `t` with its states and option features cut to their first `dim` features (FitOptions.prefix). */
-function prefixOf(t: TemplateData, dim: number): TemplateData {
+export function prefixOf(t: TemplateData, dim: number): TemplateData {
   return {
     ...t,
     rows: t.rows.map((r) => ({ ...r, state: r.state ? r.state.subarray(0, dim) : null })),

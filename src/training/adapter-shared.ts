@@ -288,12 +288,7 @@ export interface SharedModel {
  */
 export function fitSharedModel(
   inputs: readonly SharedInput[],
-  options: {
-    maxIterations?: number;
-    lambdas?: readonly number[];
-    folds?: number;
-    progress?: (message: string) => void;
-  } = {},
+  options: { maxIterations?: number; lambdas?: readonly number[]; progress?: (message: string) => void } = {},
 ): SharedModel | null {
   const usable = inputs
     .filter((x) => x.data.states && x.train.length > 0)
@@ -303,7 +298,7 @@ export function fitSharedModel(
   if (same.length < SHARED_MIN_TEMPLATES) return null;
   const lay = layout(same, d);
   const maxIterations = options.maxIterations ?? 150;
-  const folds = Math.min(options.folds ?? SHARED_FOLDS, Math.max(...same.flatMap((x) => [...x.fold.values()])) + 1);
+  const folds = Math.min(SHARED_FOLDS, Math.max(...same.flatMap((x) => [...x.fold.values()])) + 1);
   const foldOf = (ti: number, i: number) => (same[ti]?.fold.get(i) ?? 0) % folds;
   const allRows: Rows = same.flatMap((x, ti) => x.train.map((i) => ({ ti, i })));
   const kMax = Math.max(...same.map((x) => x.data.k));

@@ -15,6 +15,7 @@
  * kept for comparisons (bench:latency, use-onnx.test.ts); int8 agrees with them at cosine >= 0.998.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { encoderSessionOptions } from './onnx-options.ts';
 import { ENCODER_DIMS } from './pool.ts';
 
 interface Job {
@@ -52,7 +53,6 @@ async function onnxEncoder(int8: boolean): Promise<Encoder> {
   const { buildUseLiteOnnx, createUseLiteRunner } = await import('./use-onnx.ts');
   const { createEncoderTokenizer } = await import('./tokenizer.ts');
   const batch = int8 ? 1 : BATCH;
-  const { encoderSessionOptions } = await import('./onnx-options.ts');
   const session = await InferenceSession.create(buildUseLiteOnnx(undefined, { int8 }), encoderSessionOptions());
   const run = createUseLiteRunner(session);
   const tok = createEncoderTokenizer();
